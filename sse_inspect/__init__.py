@@ -1,0 +1,73 @@
+"""sse-inspect: record, replay and diagnose Server-Sent Events streams.
+
+The core is sans-I/O: `EventStreamParser` turns bytes into events, `load_capture`
+reads a recorded exchange, `analyze` rebuilds what the user of an LLM API saw.
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from ._analysis import Analysis, Timing, analyze
+from ._capture import (
+    FORMAT,
+    Capture,
+    Chunk,
+    End,
+    Request,
+    Response,
+    capture_from_body,
+    dump_capture,
+    load_capture,
+    parse_capture,
+)
+from ._errors import CaptureError, DialectError, RechunkSpecError, SSEInspectError
+from ._events import Comment, Event, Notice
+from ._parser import EventStreamParser, ParseStats, parse_events
+from ._rechunk import RechunkSpec, parse_rechunk_spec, rechunk
+from .dialects import DIALECTS, detect_dialect, get_dialect
+from .dialects._base import Answer, Choice, Dialect, InbandError, ToolCall
+
+__all__ = [
+    "Analysis",
+    "Answer",
+    "Capture",
+    "CaptureError",
+    "Choice",
+    "Chunk",
+    "Comment",
+    "DIALECTS",
+    "Dialect",
+    "DialectError",
+    "End",
+    "Event",
+    "EventStreamParser",
+    "FORMAT",
+    "InbandError",
+    "Notice",
+    "ParseStats",
+    "RechunkSpec",
+    "RechunkSpecError",
+    "Request",
+    "Response",
+    "SSEInspectError",
+    "Timing",
+    "ToolCall",
+    "__version__",
+    "analyze",
+    "capture_from_body",
+    "detect_dialect",
+    "dump_capture",
+    "get_dialect",
+    "load_capture",
+    "parse_capture",
+    "parse_events",
+    "parse_rechunk_spec",
+    "rechunk",
+]
+
+for _name in __all__:
+    _obj = globals()[_name]
+    if hasattr(_obj, "__module__") and isinstance(_obj, type):
+        _obj.__module__ = "sse_inspect"
+del _name, _obj

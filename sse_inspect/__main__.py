@@ -1,0 +1,3 @@
+from sse_inspect.cli import main
+
+main()

@@ -1,0 +1,104 @@
+"""Bytes to lines: an incremental CR / LF / CRLF splitter that never rescans.
+
+WHATWG: "Lines must be separated by either a U+000D CARRIAGE RETURN U+000A LINE FEED
+(CRLF) character pair, a single U+000A LINE FEED (LF) character, or a single U+000D
+CARRIAGE RETURN (CR) character." A CR that ends one chunk is a line end at once; if
+the next chunk starts with LF, that LF completes the same CRLF and starts no line.
+
+Each byte is looked at once: finished lines are cut out of the chunk they end in, and
+an unfinished line waits as a list of pieces joined only when its end arrives.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["LineSplitter"]
+
+_LINE_END = re.compile(rb"\r\n?|\n")
+_LF = 10
+
+
+class LineSplitter:
+    """Cuts a byte stream into lines, keeping the offset where each line starts."""
+
+    def __init__(self) -> None:
+        self._offset = 0  # stream offset of the next byte to arrive
+        self._parts: list[bytes] = []  # pieces of the unfinished line
+        self._partial_start = 0  # its offset, when _parts is not empty
+        self._after_cr = False  # the last byte seen was a CR that ended a line
+        self.lf = 0
+        """How many lines ended in LF alone."""
+        self.crlf = 0
+        self.cr = 0
+        self.first_cr: int | None = None
+        """Offset of the first lone CR line end."""
+        self.first_crlf: int | None = None
+
+    @property
+    def offset(self) -> int:
+        """How many bytes went in so far."""
+        return self._offset
+
+    @property
+    def partial_start(self) -> int | None:
+        """Offset where the unfinished line starts, or None when there is none."""
+        return self._partial_start if self._parts else None
+
+    def feed(self, chunk: bytes) -> list[tuple[int, bytes]]:
+        """Take the next bytes; return the lines they finish as (start offset, line without its end)."""
+        lines: list[tuple[int, bytes]] = []
+        base = self._offset
+        n = len(chunk)
+        pos = 0
+        if self._after_cr and n:
+            self._after_cr = False
+            if chunk[0] == _LF:
+                pos = 1
+                self._count_crlf(base - 1)
+            else:
+                self._count_cr(base - 1)
+        for match in _LINE_END.finditer(chunk, pos):
+            s, e = match.span()
+            if self._parts:
+                self._parts.append(chunk[pos:s])
+                lines.append((self._partial_start, b"".join(self._parts)))
+                self._parts = []
+            else:
+                lines.append((base + pos, chunk[pos:s]))
+            if e - s == 2:
+                self._count_crlf(base + s)
+            elif chunk[s] == _LF:
+                self.lf += 1
+            elif e == n:
+                self._after_cr = True  # CR or CRLF: the next chunk tells
+            else:
+                self._count_cr(base + s)
+            pos = e
+        if pos < n:
+            if not self._parts:
+                self._partial_start = base + pos
+            self._parts.append(chunk[pos:] if pos else chunk)
+        self._offset = base + n
+        return lines
+
+    def close(self) -> tuple[int, bytes] | None:
+        """End of stream: return the unfinished last line (start offset, bytes), or None."""
+        if self._after_cr:
+            self._after_cr = False
+            self._count_cr(self._offset - 1)
+        if not self._parts:
+            return None
+        rest = (self._partial_start, b"".join(self._parts))
+        self._parts = []
+        return rest
+
+    def _count_cr(self, offset: int) -> None:
+        self.cr += 1
+        if self.first_cr is None:
+            self.first_cr = offset
+
+    def _count_crlf(self, offset: int) -> None:
+        self.crlf += 1
+        if self.first_crlf is None:
+            self.first_crlf = offset

@@ -1,0 +1,231 @@
+"""The event stream parser: bytes in, events out, exactly as the WHATWG HTML standard says.
+
+Sans-I/O: no sockets, no clocks. The caller feeds chunks with their arrival times and
+closes the stream at its end. Spec: https://html.spec.whatwg.org/multipage/server-sent-events.html
+("Parsing an event stream" and "Interpreting an event stream").
+
+    p = EventStreamParser()
+    items = [x for chunk in capture.chunks for x in p.feed(chunk.data, chunk.t)] + p.close()
+
+Any way of cutting the same bytes into chunks gives the same events (only arrival times
+and chunk indices follow the cuts; a notice may come one chunk later, as a CR ending a
+chunk is told from a CRLF only by the next byte). Content never raises: what a client may mishandle
+comes out as `Notice` values beside the events.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ._events import Comment, Event, Notice
+from ._linebuffer import LineSplitter
+
+__all__ = ["EventStreamParser", "ParseStats", "parse_events"]
+
+Item = Event | Comment | Notice
+
+_BOM = b"\xef\xbb\xbf"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ParseStats:
+    """Counts over the whole stream so far."""
+
+    bytes: int
+    events: int
+    comments: int
+    lf: int
+    """Lines ended by LF alone."""
+    crlf: int
+    cr: int
+    """Lines ended by a lone CR (legal, but many clients split on LF only)."""
+    bom: bool
+    invalid_utf8: int
+    """Lines that held bytes that are not UTF-8 (decoded with U+FFFD)."""
+
+
+class EventStreamParser:
+    """Turns the bytes of one `text/event-stream` body into events, comments and notices."""
+
+    def __init__(self) -> None:
+        self._lines = LineSplitter()
+        self._chunk = -1
+        self._t: float | None = None
+        self._partial_t: float | None = None  # arrival time of the unfinished line's first byte
+        self._first_line = True
+        self._closed = False
+        # The spec's buffers. The data buffer is kept as a list of lines, joined at dispatch.
+        self._data: list[str] = []
+        self._event_type = ""
+        self._last_event_id = ""  # the spec's "last event ID buffer"
+        self._last_event_id_string = ""  # the event source's, set from the buffer at each blank line
+        self._retry: int | None = None
+        # Provenance of the event being built.
+        self._start: int | None = None
+        self._t_first: float | None = None
+        self._events = 0
+        self._comments = 0
+        self._bom = False
+        self._invalid_utf8 = 0
+        self._seen_cr = False
+        self._seen_crlf = False
+
+    @property
+    def last_event_id(self) -> str:
+        """The last event ID string: what a reconnecting client would send as Last-Event-ID."""
+        return self._last_event_id_string
+
+    @property
+    def retry(self) -> int | None:
+        """The reconnection time in ms set by the stream, or None."""
+        return self._retry
+
+    @property
+    def stats(self) -> ParseStats:
+        s = self._lines
+        return ParseStats(
+            bytes=s.offset, events=self._events, comments=self._comments, lf=s.lf, crlf=s.crlf,
+            cr=s.cr, bom=self._bom, invalid_utf8=self._invalid_utf8,
+        )  # fmt: skip
+
+    def feed(self, data: bytes, t: float | None = None) -> list[Item]:
+        """Take the next chunk of the body, which arrived at time `t`; return what it completed."""
+        if self._closed:
+            raise RuntimeError("feed() after close(): this parser's stream has ended")
+        self._chunk += 1
+        self._t = t
+        base = self._lines.offset
+        out: list[Item] = []
+        for start, raw in self._lines.feed(data):
+            self._line(start, raw, self._partial_t if start < base else t, out)
+        partial = self._lines.partial_start
+        if partial is not None and partial >= base:
+            self._partial_t = t
+        self._line_ending_notices(out)
+        return out
+
+    def close(self) -> list[Item]:
+        """End of stream: an unfinished event is discarded, as the spec says, and reported."""
+        if self._closed:
+            return []
+        self._closed = True
+        out: list[Item] = []
+        rest = self._lines.close()
+        self._line_ending_notices(out)
+        if rest is not None or self._start is not None:
+            offset = self._start if self._start is not None else rest[0]  # type: ignore[index]
+            size = self._lines.offset - offset
+            out.append(
+                Notice(
+                    kind="unterminated-event",
+                    message=f"the stream ended inside an event ({size} bytes after the last blank line): "
+                    "clients discard it",
+                    offset=offset,
+                    t=self._t,
+                )
+            )
+        return out
+
+    def _line(self, start: int, raw: bytes, t: float | None, out: list[Item]) -> None:
+        if self._first_line:
+            self._first_line = False
+            if raw.startswith(_BOM):
+                raw = raw[3:]
+                self._bom = True
+                out.append(Notice(kind="bom", message="a UTF-8 byte order mark opens the stream", offset=0, t=t))
+                start += 3
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = raw.decode("utf-8", "replace")
+            self._invalid_utf8 += 1
+            out.append(
+                Notice(
+                    kind="invalid-utf8",
+                    message=f"bytes that are not UTF-8 (read as U+FFFD): {raw[exc.start : exc.start + 8]!r}",
+                    offset=start + exc.start,
+                    t=t,
+                )
+            )
+        if not line:
+            self._dispatch(start, out)
+            return
+        colon = line.find(":")
+        if colon == 0:
+            self._comments += 1
+            out.append(Comment(text=line[1:], offset=start, t=self._t, chunk=self._chunk))
+            return
+        if colon < 0:
+            name, value = line, ""
+        else:
+            name = line[:colon]
+            value = line[colon + 2 :] if line.startswith(" ", colon + 1) else line[colon + 1 :]
+        if self._start is None:
+            self._start = start
+            self._t_first = t
+        if name == "data":
+            self._data.append(value)
+        elif name == "event":
+            self._event_type = value
+        elif name == "id":
+            if "\0" in value:
+                out.append(Notice(kind="invalid-id", message="an id field holding NUL was ignored", offset=start, t=t))
+            else:
+                self._last_event_id = value
+        elif name == "retry":
+            if value.isascii() and value.isdigit():
+                self._retry = int(value)
+            else:
+                out.append(
+                    Notice(
+                        kind="invalid-retry",
+                        message=f"retry value {value[:20]!r} is not ASCII digits: ignored",
+                        offset=start,
+                        t=t,
+                    )
+                )
+        else:
+            out.append(
+                Notice(kind="ignored-field", message=f"unknown field {name[:40]!r} ignored", offset=start, t=t)
+            )
+
+    def _dispatch(self, start: int, out: list[Item]) -> None:
+        """A blank line: dispatch the event being built, if it has data (WHATWG steps 1-5)."""
+        self._last_event_id_string = self._last_event_id
+        if self._data:
+            out.append(
+                Event(
+                    index=self._events,
+                    type=self._event_type or "message",
+                    data="\n".join(self._data),
+                    id=self._last_event_id,
+                    retry=self._retry,
+                    start=self._start if self._start is not None else start,
+                    end=start + 1,
+                    t_first=self._t_first,
+                    t=self._t,
+                    chunk=self._chunk,
+                )
+            )
+            self._events += 1
+            self._data = []
+        self._event_type = ""
+        self._start = None
+        self._t_first = None
+
+    def _line_ending_notices(self, out: list[Item]) -> None:
+        s = self._lines
+        if not self._seen_cr and s.first_cr is not None:
+            self._seen_cr = True
+            out.append(
+                Notice(kind="line-ending", message="a line ends in a lone CR", offset=s.first_cr, t=self._t)
+            )
+        if not self._seen_crlf and s.first_crlf is not None:
+            self._seen_crlf = True
+            out.append(Notice(kind="line-ending", message="a line ends in CRLF", offset=s.first_crlf, t=self._t))
+
+
+def parse_events(body: bytes) -> list[Event]:
+    """All the events of a whole body: a convenience for tests and scripts."""
+    parser = EventStreamParser()
+    return [x for x in parser.feed(body) + parser.close() if isinstance(x, Event)]

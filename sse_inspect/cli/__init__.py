@@ -1,0 +1,118 @@
+"""The `sse-inspect` command line: one short function per command over the library.
+
+Exit codes: 0 success; 2 bad usage or unreadable input (one line on stderr).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+from rich.console import Console
+
+from .. import __version__
+from .._analysis import analyze
+from .._capture import load_capture
+from .._events import Comment, Event
+from .._rechunk import RechunkSpec
+from . import _json, _render
+from ._params import capture_argument, dialect_option, input_errors, json_option, rechunk_option
+
+__all__ = ["main"]
+
+
+def _out() -> Console:
+    return Console(highlight=False)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="sse-inspect")
+def cli() -> None:
+    """Record, replay and diagnose Server-Sent Events streams (LLM token streams above all).
+
+    CAPTURE is an sse-capture/1 file, a raw text/event-stream body, or - for stdin.
+    Exit codes: 0 success, 2 bad usage or unreadable input.
+    """
+
+
+@cli.command()
+@capture_argument
+@dialect_option
+@rechunk_option
+@input_errors
+def show(capture: str, dialect: str | None, rechunk: RechunkSpec | None) -> None:
+    """The main view: request, streaming headers, timing, timeline, how it ended, the answer."""
+    analysis = analyze(load_capture(capture), rechunk=rechunk, dialect=dialect)
+    _out().print(_render.show_view(analysis))
+
+
+@cli.command()
+@capture_argument
+@json_option
+@rechunk_option
+@click.option("--comments", is_flag=True, help="Also list comment lines (keep-alives).")
+@input_errors
+def events(capture: str, as_json: bool, rechunk: RechunkSpec | None, comments: bool) -> None:
+    """Every dispatched event, with its arrival time and byte offset.
+
+    --json prints JSON Lines: one object per event with index, type, data, id, retry,
+    t, t_first, offset, end and chunk (comments as {"comment", "t", "offset", "chunk"}).
+    """
+    analysis = analyze(load_capture(capture), rechunk=rechunk, dialect="generic")
+    items: list[Event | Comment] = list(analysis.events)
+    if comments:
+        items = sorted([*items, *analysis.comments], key=lambda x: x.start if isinstance(x, Event) else x.offset)
+    if as_json:
+        write = sys.stdout.write
+        for item in items:
+            write(_json.dumps(_json.event_json(item) if isinstance(item, Event) else _json.comment_json(item)) + "\n")
+        return
+    console = _out()
+    console.print(_render.events_table([e for e in items if isinstance(e, Event)]))
+    if comments:
+        for c in analysis.comments:
+            console.print(_render.safe(f"comment at byte {c.offset}, t={_render.seconds(c.t)}: {c.text}", newlines=False))
+    note = _render.notices(analysis)
+    if note is not None:
+        Console(stderr=True, highlight=False).print(note)
+
+
+@cli.command()
+@capture_argument
+@json_option
+@dialect_option
+@rechunk_option
+@click.option("--reasoning", is_flag=True, help="Print the reasoning / thinking text before the answer.")
+@input_errors
+def text(capture: str, as_json: bool, dialect: str | None, rechunk: RechunkSpec | None, reasoning: bool) -> None:
+    """The reconstructed answer: text, then any tool calls.
+
+    --json prints one object with dialect, text, reasoning, refusal, tool_calls, finish_reason,
+    complete (true only when the dialect's end marker arrived and no in-band error did),
+    end_marker_seen, errors, usage, choices, recording and timing.
+    """
+    analysis = analyze(load_capture(capture), rechunk=rechunk, dialect=dialect)
+    if as_json:
+        sys.stdout.write(_json.dumps(_json.analysis_json(analysis)) + "\n")
+        return
+    answer = analysis.answer
+    tty = sys.stdout.isatty()
+    parts = []
+    for choice in answer.choices:
+        if len(answer.choices) > 1:
+            parts.append(f"--- choice {choice.index} ---")
+        if reasoning and choice.reasoning:
+            parts.append(choice.reasoning)
+        if choice.text or choice.refusal:
+            parts.append(choice.text or choice.refusal)
+        parts += [f"[tool call] {c.name} {c.arguments}" for c in choice.tool_calls]
+    out = "\n".join(parts)
+    if tty:
+        _out().print(_render.safe(out))
+    else:
+        sys.stdout.write(out + ("\n" if out else ""))
+
+
+def main() -> None:
+    """Entry point of `sse-inspect` and `python -m sse_inspect`."""
+    cli(prog_name="sse-inspect")

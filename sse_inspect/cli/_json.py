@@ -1,0 +1,100 @@
+"""`--json` encoders: plain dicts with stable keys, written straight to stdout."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .._analysis import Analysis
+from .._events import Comment, Event
+from ..dialects._base import Answer, Choice, ToolCall
+
+
+def dumps(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False)
+
+
+def event_json(e: Event) -> dict[str, Any]:
+    return {
+        "index": e.index,
+        "type": e.type,
+        "data": e.data,
+        "id": e.id,
+        "retry": e.retry,
+        "t": e.t,
+        "t_first": e.t_first,
+        "offset": e.start,
+        "end": e.end,
+        "chunk": e.chunk,
+    }
+
+
+def comment_json(c: Comment) -> dict[str, Any]:
+    return {"comment": c.text, "t": c.t, "offset": c.offset, "chunk": c.chunk}
+
+
+def _tool_call(call: ToolCall) -> dict[str, Any]:
+    return {
+        "id": call.id,
+        "index": call.index,
+        "name": call.name,
+        "arguments": call.arguments,
+        "arguments_valid_json": call.arguments_valid_json,
+    }
+
+
+def _choice(choice: Choice) -> dict[str, Any]:
+    return {
+        "index": choice.index,
+        "text": choice.text,
+        "reasoning": choice.reasoning,
+        "refusal": choice.refusal,
+        "plan": choice.plan,
+        "tool_calls": [_tool_call(c) for c in choice.tool_calls],
+        "finish_reason": choice.finish_reason,
+    }
+
+
+def answer_json(answer: Answer) -> dict[str, Any]:
+    return {
+        "dialect": answer.dialect,
+        "text": answer.text,
+        "reasoning": answer.reasoning,
+        "refusal": answer.refusal,
+        "tool_calls": [_tool_call(c) for c in answer.tool_calls],
+        "finish_reason": answer.finish_reason,
+        "complete": answer.complete,
+        "end_marker": answer.end_marker,
+        "end_marker_seen": answer.end_marker_seen,
+        "errors": [
+            {"message": e.message, "code": e.code, "type": e.type, "event_index": e.event_index} for e in answer.errors
+        ],
+        "usage": answer.usage,
+        "model": answer.model,
+        "response_id": answer.response_id,
+        "choices": [_choice(c) for c in answer.choices],
+        "extra": answer.extra,
+    }
+
+
+def analysis_json(a: Analysis) -> dict[str, Any]:
+    """The `text --json` document: the answer, plus how the recording and the parse went."""
+    capture = a.capture
+    doc = answer_json(a.answer)
+    doc["recording"] = {
+        "path": capture.path,
+        "end": capture.end.kind if capture.end else None,
+        "timed": capture.timed,
+        "warnings": list(capture.warnings),
+    }
+    doc["notices"] = [{"kind": n.kind, "message": n.message, "offset": n.offset, "t": n.t} for n in a.notices]
+    doc["timing"] = {
+        "ttfb": a.timing.ttfb,
+        "first_event": a.timing.first_event,
+        "first_token": a.timing.first_token,
+        "total": a.timing.total,
+        "chunks": a.timing.chunks,
+        "bytes": a.timing.bytes,
+        "events": a.timing.events,
+    }
+    return doc

@@ -1,0 +1,250 @@
+"""Rich views of an analysis. Everything taken from a capture goes through `safe()`."""
+
+from __future__ import annotations
+
+import re
+
+from rich.console import Group, RenderableType
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from .._analysis import Analysis
+from .._capture import Capture
+from .._events import Event
+
+STREAMING_HEADERS = (
+    "content-type",
+    "content-encoding",
+    "transfer-encoding",
+    "content-length",
+    "cache-control",
+    "x-accel-buffering",
+    "connection",
+    "server",
+    "via",
+)
+"""Response headers that decide whether a stream can flow through the hops on its way."""
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_SPARK = " ▁▂▃▄▅▆▇█"
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def safe(text: str, *, newlines: bool = True, style: str = "") -> Text:
+    """Captured text as a rich Text: no markup parsed, control characters shown as escapes.
+
+    A hostile stream must not be able to move the cursor or rewrite the user's terminal.
+    """
+    if not newlines:
+        text = text.replace("\r", "\\r").replace("\n", "\\n")
+    return Text(_CONTROL.sub(_escape, text.replace("\r\n", "\n")), style=style)
+
+
+def seconds(t: float | None) -> str:
+    if t is None:
+        return "-"
+    return f"{t * 1000:.0f} ms" if t < 1 else f"{t:.3f} s"
+
+
+def _size(n: int) -> str:
+    return f"{n} B" if n < 10_000 else f"{n / 1024:.1f} KiB" if n < 10_000_000 else f"{n / 1048576:.1f} MiB"
+
+
+def request_line(capture: Capture) -> Text:
+    line = Text()
+    if capture.request is not None:
+        line.append(capture.request.method + " ", style="bold")
+        line.append_text(safe(capture.request.url, newlines=False))
+    else:
+        line.append(capture.path or "<stdin>", style="bold")
+        line.append("  (raw body: no request, headers or timing)", style="dim")
+    if capture.response is not None:
+        r = capture.response
+        ok = 200 <= r.status < 300
+        line.append("  →  ")
+        line.append(f"{r.status} {r.reason}".strip(), style="green" if ok else "bold red")
+        line.append(f"  {r.http_version}", style="dim")
+    return line
+
+
+def headers_table(capture: Capture) -> Table | None:
+    if capture.response is None:
+        return None
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="cyan")
+    table.add_column()
+    for name, value in capture.response.headers:
+        if name.lower() in STREAMING_HEADERS:
+            table.add_row(safe(name, newlines=False), safe(value, newlines=False))
+    return table if table.row_count else None
+
+
+def timing_table(a: Analysis) -> RenderableType:
+    t = a.timing
+    if not a.capture.timed:
+        return Text(
+            f"{t.chunks} chunk(s), {_size(t.bytes)}, {t.events} events, {t.comments} comments, "
+            f"{t.text_events} text events · untimed: the source kept no per-chunk timing",
+        )
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold")
+    table.add_column(justify="right")
+    table.add_column(style="bold")
+    table.add_column(justify="right")
+    rate = f"{t.tokens_per_s:.1f}/s" if t.tokens_per_s is not None else "-"
+    gap = f"{seconds(t.max_gap)} (to t={seconds(t.max_gap_at)})" if t.max_gap is not None else "-"
+    size = _size(t.bytes) if t.bytes == t.decoded_bytes else f"{_size(t.bytes)} ({_size(t.decoded_bytes)} decoded)"
+    table.add_row("first byte", seconds(t.ttfb), "chunks", str(t.chunks))
+    table.add_row("first event", seconds(t.first_event), "bytes", size)
+    table.add_row("first token", seconds(t.first_token), "events", f"{t.events} ({t.comments} comments)")
+    table.add_row("total", seconds(t.total), "text events", f"{t.text_events} ({rate})")
+    table.add_row("longest gap", gap, "", "")
+    return table
+
+
+def timeline(a: Analysis, width: int = 60) -> Text:
+    """Bytes arriving per time slice, as one line of bars: silences and bursts at a glance."""
+    capture = a.capture
+    total = capture.duration
+    if not capture.chunks or not total:
+        return Text("no timeline: nothing arrived", style="dim")
+    buckets = [0] * width
+    for c in capture.chunks:
+        i = min(width - 1, int((c.t or 0.0) / total * width))
+        buckets[i] += len(c.data)
+    top = max(buckets) or 1
+    bars = Text("│", style="dim")
+    for b in buckets:
+        if b == 0:
+            bars.append("·", style="dim")
+        else:
+            bars.append(_SPARK[max(1, round(b / top * 8))], style="magenta")
+    bars.append("│", style="dim")
+    bars.append(f" 0 … {seconds(total)}, {seconds(total / width)} per column", style="dim")
+    return bars
+
+
+def outcome(a: Analysis) -> Text:
+    """One line on how the stream ended: the marker, the finish reason, the recording's end."""
+    ans = a.answer
+    line = Text()
+    if ans.errors:
+        line.append("✘ ERRORED ", style="bold red")
+    elif ans.complete is False:
+        line.append("✘ NO END MARKER ", style="bold red")
+    elif ans.complete:
+        line.append("✔ COMPLETE ", style="bold green")
+    line.append(f"{ans.dialect}", style="bold")
+    if ans.model:
+        line.append(" · ")
+        line.append_text(safe(ans.model, newlines=False))
+    if ans.end_marker is not None:
+        line.append(" · end marker ")
+        line.append_text(safe(ans.end_marker, newlines=False))
+        n = len(ans.end_marker_events)
+        line.append(
+            " seen" if n == 1 else f" seen {n} times" if n else " MISSING",
+            style="green" if n == 1 else "bold red",
+        )
+    if ans.finish_reason is not None:
+        line.append(" · finish ")
+        line.append_text(safe(ans.finish_reason, newlines=False))
+    end = a.capture.end
+    line.append(" · recording ")
+    if end is None:
+        line.append("INCOMPLETE (no end line)", style="bold red")
+    else:
+        line.append(end.kind, style="green" if end.kind == "complete" else "bold red")
+        if end.error:
+            line.append(": ")
+            line.append_text(safe(end.error, newlines=False))
+    return line
+
+
+def notices(a: Analysis) -> Text | None:
+    lines = [f"! {w}" for w in a.capture.warnings]
+    counted: dict[str, list[str]] = {}
+    for n in a.notices:
+        counted.setdefault(n.kind, []).append(f"{n.message} (byte {n.offset})")
+    for kind, messages in counted.items():
+        more = f" (+{len(messages) - 1} more)" if len(messages) > 1 else ""
+        lines.append(f"{kind}: {messages[0]}{more}")
+    for e in a.answer.errors:
+        lines.append(f"in-band error at event #{e.event_index}: {e.message}")
+    if not lines:
+        return None
+    text = Text()
+    for line in lines:
+        text.append_text(safe(line + "\n", style="yellow"))
+    text.rstrip()
+    return text
+
+
+def answer_view(a: Analysis) -> RenderableType:
+    ans = a.answer
+    parts: list[RenderableType] = []
+    for choice in ans.choices:
+        title = f"choice {choice.index}" if len(ans.choices) > 1 else "answer"
+        if choice.reasoning:
+            parts.append(Panel(safe(choice.reasoning, style="dim italic"), title=f"{title}: reasoning", title_align="left"))
+        if choice.plan:
+            parts.append(Panel(safe(choice.plan, style="dim"), title=f"{title}: tool plan", title_align="left"))
+        if choice.text:
+            parts.append(Panel(safe(choice.text), title=title, title_align="left"))
+        if choice.refusal:
+            parts.append(Panel(safe(choice.refusal, style="yellow"), title=f"{title}: refusal", title_align="left"))
+        for call in choice.tool_calls:
+            body = safe(call.arguments or "(no arguments)")
+            valid = "" if call.arguments_valid_json else "  [arguments are not valid JSON]"
+            parts.append(Panel(body, title=f"tool call: {call.name}{valid}", title_align="left", border_style="cyan"))
+    if not parts:
+        parts.append(Text("(no answer text in this stream)", style="dim"))
+    if ans.usage:
+        usage = ", ".join(f"{k}={v}" for k, v in ans.usage.items() if isinstance(v, int | float))
+        parts.append(Text.assemble(("usage ", "bold"), safe(usage, newlines=False)))
+    return Group(*parts)
+
+
+def show_view(a: Analysis) -> Group:
+    parts: list[RenderableType] = [request_line(a.capture)]
+    if a.capture.recorder:
+        when = f"recorded {a.capture.recorded_at} · " if a.capture.recorded_at else ""
+        parts.append(safe(f"{when}{a.capture.recorder}", newlines=False, style="dim"))
+    headers = headers_table(a.capture)
+    if headers is not None:
+        parts.append(headers)
+    parts += [Text(""), timing_table(a)]
+    if a.capture.timed:
+        parts.append(timeline(a))
+    parts += [Text(""), outcome(a)]
+    note = notices(a)
+    if note is not None:
+        parts.append(note)
+    parts += [Text(""), answer_view(a)]
+    return Group(*parts)
+
+
+def events_table(events: list[Event]) -> Table:
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    table.add_column("#", justify="right")
+    table.add_column("t", justify="right")
+    table.add_column("type", style="cyan")
+    table.add_column("id")
+    table.add_column("data", overflow="fold", ratio=1)
+    table.add_column("offset", justify="right", style="dim")
+    for e in events:
+        data = e.data if len(e.data) <= 300 else e.data[:297] + "..."
+        table.add_row(
+            str(e.index),
+            seconds(e.t),
+            safe(e.type, newlines=False),
+            safe(e.id, newlines=False),
+            safe(data, newlines=False),
+            str(e.start),
+        )
+    return table

@@ -1,0 +1,49 @@
+"""The known stream grammars: the registry, lookup by name, and detection from the first events.
+
+Content beats the URL (OpenRouter, Azure and local servers speak OpenAI Chat on
+other paths), and the URL decides when the content says nothing (no events yet).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .._errors import DialectError
+from .._events import Event
+from ._base import Answer, Choice, Dialect, InbandError, ToolCall
+from .anthropic import Anthropic
+from .cohere import Cohere
+from .gemini import Gemini
+from .generic import Generic
+from .openai_chat import OpenAIChat
+from .openai_responses import OpenAIResponses
+
+__all__ = [
+    "DIALECTS",
+    "Answer",
+    "Choice",
+    "Dialect",
+    "InbandError",
+    "ToolCall",
+    "detect_dialect",
+    "get_dialect",
+]
+
+DIALECTS: dict[str, type[Dialect]] = {
+    cls.name: cls for cls in (OpenAIChat, OpenAIResponses, Anthropic, Gemini, Cohere, Generic)
+}
+"""Every dialect by its command-line name; on equal detection scores the earlier one wins."""
+
+
+def get_dialect(name: str) -> Dialect:
+    """The dialect called `name`; raises DialectError for an unknown name."""
+    cls = DIALECTS.get(name)
+    if cls is None:
+        raise DialectError(f"unknown dialect {name!r}", hint=f"choose one of: {', '.join(DIALECTS)}")
+    return cls()
+
+
+def detect_dialect(events: Sequence[Event], url: str | None) -> Dialect:
+    """The dialect that scores best on the first events (about 50 are enough) and the URL; generic as a fallback."""
+    best = max(DIALECTS.values(), key=lambda cls: cls.detect(events, url))
+    return best()

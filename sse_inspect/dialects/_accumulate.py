@@ -1,0 +1,333 @@
+"""The bookkeeping every dialect shares: a per-stream `Reader`, per-choice channels, keyed tool calls.
+
+Dialects differ only in grammar; keeping the state, the end-marker rule and the
+junk-tolerant accessors here leaves each dialect module with its grammar alone.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Hashable, Iterable, Sequence
+from typing import Any, ClassVar, Self
+from urllib.parse import urlsplit
+
+from .._events import Event
+from ._base import Answer, Choice, Dialect, InbandError, ToolCall
+
+__all__ = [
+    "DONE",
+    "STRONG",
+    "WEAK",
+    "ChoiceState",
+    "PendingCall",
+    "Reader",
+    "ToolCalls",
+    "as_dict",
+    "as_int",
+    "as_list",
+    "as_str",
+    "confidence",
+    "event_kind",
+    "inband_error",
+    "payloads",
+    "url_path",
+]
+
+DONE = "[DONE]"
+"""The OpenAI sentinel: never JSON, never counted as invalid JSON in any dialect."""
+
+STRONG = 80
+"""Detection points for content only this dialect sends."""
+WEAK = 30
+"""Detection points for content this dialect is likely, not certain, to send."""
+_URL_POINTS = 15
+"""Detection points for a matching URL: less than any content hint plus a URL elsewhere."""
+
+
+def as_dict(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: object) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def as_str(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def as_int(value: object) -> int | None:
+    """`value` when it is a JSON integer (booleans are not), else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _label(value: object) -> str | None:
+    """A code or type as text: strings as they are, numbers written out, anything else None."""
+    if isinstance(value, str):
+        return value or None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    return None
+
+
+def inband_error(value: object, event_index: int) -> InbandError | None:
+    """The error an `error` member describes (an object or a bare string), or None when it holds none."""
+    if isinstance(value, str):
+        return InbandError(message=value, event_index=event_index) if value else None
+    if not isinstance(value, dict) or not value:
+        return None
+    message = as_str(value.get("message")) or json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return InbandError(
+        message=message,
+        event_index=event_index,
+        code=_label(value.get("code")),
+        type=_label(value.get("type")) or _label(value.get("status")),
+    )
+
+
+def event_kind(event: Event, payload: dict[str, Any]) -> str:
+    """The event's name: its `event:` field when set, else the JSON `type` (proxies drop `event:` lines)."""
+    if event.type != "message":
+        return event.type
+    return as_str(payload.get("type")) or event.type
+
+
+def payloads(events: Sequence[Event]) -> Iterable[tuple[Event, dict[str, Any]]]:
+    """Each event with its data as a JSON object ({} when it is not one), for detection."""
+    for event in events:
+        try:
+            value = json.loads(event.data)
+        except (ValueError, RecursionError):
+            value = None
+        yield event, as_dict(value)
+
+
+def url_path(url: str | None) -> str:
+    """The lower-cased path of `url` without a trailing slash ("" when there is no URL)."""
+    if not url:
+        return ""
+    try:
+        path = urlsplit(url).path
+    except ValueError:
+        return ""
+    return path.lower().rstrip("/")
+
+
+def confidence(content: int, url_matches: bool) -> int:
+    """A detection score: content points, plus a few when the URL fits."""
+    return min(100, content + (_URL_POINTS if url_matches else 0))
+
+
+class PendingCall:
+    """One tool call being assembled: first id and name win, argument pieces are joined as streamed."""
+
+    __slots__ = ("_final", "_parts", "id", "name", "position")
+
+    def __init__(self, position: int) -> None:
+        self.position = position
+        self.id: str | None = None
+        self.name = ""
+        self._parts: list[str] = []
+        self._final = ""
+
+    def update(self, *, id: object = None, name: object = None, arguments: object = None) -> bool:
+        """Take what a fragment carries; True when it carried a piece (a name or argument text)."""
+        if isinstance(id, str) and id and self.id is None:
+            self.id = id
+        piece = False
+        if isinstance(name, str) and name and not self.name:
+            self.name = name
+            piece = True
+        if isinstance(arguments, str) and arguments:
+            self._parts.append(arguments)
+            piece = True
+        return piece
+
+    def fallback(self, arguments: object) -> bool:
+        """Whole arguments sent apart from the deltas; the first is used when no delta carried any. True when used."""
+        if not isinstance(arguments, str) or self._parts or self._final:
+            return False
+        self._final = arguments
+        return bool(arguments)
+
+    def build(self) -> ToolCall:
+        return ToolCall(
+            name=self.name, arguments="".join(self._parts) or self._final, id=self.id, index=self.position
+        )
+
+
+class ToolCalls:
+    """The tool calls of one message, in arrival order, each reachable under several keys."""
+
+    def __init__(self) -> None:
+        self._calls: list[PendingCall] = []
+        self._keys: dict[Hashable, PendingCall] = {}
+
+    @property
+    def last(self) -> PendingCall | None:
+        return self._calls[-1] if self._calls else None
+
+    def find(self, key: Hashable) -> PendingCall | None:
+        return self._keys.get(key)
+
+    def new(self) -> PendingCall:
+        call = PendingCall(len(self._calls))
+        self._calls.append(call)
+        return call
+
+    def get(self, *keys: Hashable | None) -> PendingCall:
+        """The call known under the first known key (None keys are skipped), else a new one; all keys then name it."""
+        call = next((self._keys[key] for key in keys if key is not None and key in self._keys), None)
+        return self.bind(call or self.new(), *keys)
+
+    def bind(self, call: PendingCall, *keys: Hashable | None) -> PendingCall:
+        """Make every non-None key name `call` (a key reused by a server moves to the newer call)."""
+        for key in keys:
+            if key is not None:
+                self._keys[key] = call
+        return call
+
+    def build(self) -> tuple[ToolCall, ...]:
+        return tuple(call.build() for call in self._calls)
+
+
+class ChoiceState:
+    """The channels of one choice while the stream is read."""
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.reasoning: list[str] = []
+        self.refusal: list[str] = []
+        self.plan: list[str] = []
+        self.tools = ToolCalls()
+        self.finish_reason: str | None = None
+
+    def finish(self, reason: object) -> None:
+        """Keep a non-empty finish reason (later `null`s, as in usage chunks, do not erase it)."""
+        if isinstance(reason, str) and reason:
+            self.finish_reason = reason
+
+    def build(self, index: int) -> Choice:
+        return Choice(
+            index=index,
+            text="".join(self.text),
+            reasoning="".join(self.reasoning),
+            refusal="".join(self.refusal),
+            plan="".join(self.plan),
+            tool_calls=self.tools.build(),
+            finish_reason=self.finish_reason,
+        )
+
+
+class Reader(ABC):
+    """Reads one stream event by event into per-choice state; one subclass per dialect.
+
+    Keeps only per-choice and per-call state, so a generator over a huge capture is fine.
+    Every JSON payload with a top-level `error` member (and every event named `error`)
+    becomes an `InbandError`. When `stops_at_end`, events after the first end marker are
+    not read (a client stops there; openai-python breaks at `[DONE]`): further end markers
+    are still recorded and the others are counted in `extra["ignored_after_end"]`.
+    """
+
+    stops_at_end: ClassVar[bool] = True
+    expects_json: ClassVar[bool] = True
+
+    def __init__(self) -> None:
+        self._choices: dict[int, ChoiceState] = {}
+        self._index = -1
+        self._ignored_after_end = 0
+        self.usage: dict[str, Any] | None = None
+        self.errors: list[InbandError] = []
+        self.end_marker_events: list[int] = []
+        self.text_events: list[int] = []
+        self.invalid_json: list[int] = []
+        self.model: str | None = None
+        self.response_id: str | None = None
+        self.extra: dict[str, Any] = {}
+
+    @abstractmethod
+    def is_end(self, event: Event, kind: str, payload: dict[str, Any]) -> bool:
+        """Whether this event is one of the dialect's end markers."""
+
+    @abstractmethod
+    def step(self, event: Event, kind: str, payload: dict[str, Any]) -> None:
+        """Take one event; `payload` is its data as a JSON object, {} when it is not one."""
+
+    def run(self, events: Iterable[Event]) -> Self:
+        for event in events:
+            self._index = event.index
+            payload = self._load(event)
+            kind = event_kind(event, payload)
+            end = self.is_end(event, kind, payload)
+            if not (self.stops_at_end and self.end_marker_events):
+                self._error(event, kind, payload)
+                self.step(event, kind, payload)
+            elif not end:
+                self._ignored_after_end += 1
+            if end:
+                self.end_marker_events.append(event.index)
+        return self
+
+    def answer(self, dialect: Dialect) -> Answer:
+        extra = dict(self.extra)
+        if self._ignored_after_end:
+            extra["ignored_after_end"] = self._ignored_after_end
+        choices = tuple(state.build(index) for index, state in sorted(self._choices.items()))
+        return Answer(
+            dialect=dialect.name,
+            choices=choices or (Choice(),),
+            usage=self.usage,
+            errors=tuple(self.errors),
+            end_marker=dialect.end_marker,
+            end_marker_events=tuple(self.end_marker_events),
+            text_events=tuple(self.text_events),
+            invalid_json=tuple(self.invalid_json),
+            model=self.model,
+            response_id=self.response_id,
+            extra=extra,
+        )
+
+    def choice(self, index: int = 0) -> ChoiceState:
+        state = self._choices.get(index)
+        if state is None:
+            state = self._choices[index] = ChoiceState()
+        return state
+
+    def add(self, channel: list[str], piece: object) -> None:
+        """Append a non-empty text piece to a channel and mark the current event as carrying output."""
+        if isinstance(piece, str) and piece:
+            channel.append(piece)
+            self.mark()
+
+    def mark(self) -> None:
+        """Record that the current event carried output (text, reasoning, refusal, plan or a tool-call piece)."""
+        if not self.text_events or self.text_events[-1] != self._index:
+            self.text_events.append(self._index)
+
+    def identify(self, *, model: object = None, response_id: object = None) -> None:
+        """Keep the first non-empty model and response id (Azure's first chunk has empty ones)."""
+        if self.model is None and isinstance(model, str) and model:
+            self.model = model
+        if self.response_id is None and isinstance(response_id, str) and response_id:
+            self.response_id = response_id
+
+    def _load(self, event: Event) -> dict[str, Any]:
+        try:
+            value = json.loads(event.data)
+        except (ValueError, RecursionError):
+            if self.expects_json and event.data != DONE:
+                self.invalid_json.append(event.index)
+            return {}
+        return as_dict(value)
+
+    def _error(self, event: Event, kind: str, payload: dict[str, Any]) -> None:
+        error = inband_error(payload.get("error"), event.index)
+        if error is None and kind == "error":
+            error = InbandError(
+                message=as_str(payload.get("message")) or event.data or "error event",
+                event_index=event.index,
+                code=_label(payload.get("code")),
+            )
+        if error is not None:
+            self.errors.append(error)

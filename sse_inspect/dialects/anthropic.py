@@ -1,0 +1,96 @@
+"""Anthropic Messages streams (`/v1/messages`), also served by Vertex AI.
+
+Named events whose JSON `type` repeats the name; content arrives in indexed
+blocks and the stream ends with `message_stop` (research/providers.md §3).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from .._events import Event
+from ._accumulate import STRONG, WEAK, Reader, as_dict, as_int, as_str, confidence, event_kind, payloads, url_path
+from ._base import Answer, Dialect
+
+__all__ = ["Anthropic"]
+
+_KINDS = frozenset(
+    {
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+    }
+)
+
+
+class Anthropic(Dialect):
+    """Rebuilds text and thinking blocks, and `*tool_use` blocks as tool calls.
+
+    Usage is `message_start`'s usage updated with each `message_delta`'s (cumulative
+    counts, which older streams sent without the input side). A `tool_use` block
+    that streamed no `input_json_delta` text gets its start `input`, re-serialised compactly.
+    """
+
+    name = "anthropic"
+    title = "Anthropic Messages"
+    end_marker = "event: message_stop"
+
+    @classmethod
+    def detect(cls, events: Sequence[Event], url: str | None) -> int:
+        content = 0
+        for event, payload in payloads(events):
+            kind = event_kind(event, payload)
+            if kind in _KINDS:
+                content = STRONG
+                break
+            if kind == "ping":
+                content = WEAK
+        return confidence(content, url_path(url).endswith("/messages"))
+
+    def rebuild(self, events: Iterable[Event]) -> Answer:
+        return _MessagesReader().run(events).answer(self)
+
+
+class _MessagesReader(Reader):
+    def is_end(self, event: Event, kind: str, payload: dict[str, Any]) -> bool:
+        return kind == "message_stop"
+
+    def step(self, event: Event, kind: str, payload: dict[str, Any]) -> None:
+        state = self.choice()
+        if kind == "message_start":
+            message = as_dict(payload.get("message"))
+            self.identify(model=message.get("model"), response_id=message.get("id"))
+            self._usage(message.get("usage"))
+        elif kind == "content_block_start":
+            block = as_dict(payload.get("content_block"))
+            if as_str(block.get("type")).endswith("tool_use"):
+                call = state.tools.get(("block", as_int(payload.get("index"))))
+                named = call.update(id=block.get("id"), name=block.get("name"))
+                start = block.get("input")
+                if (isinstance(start, dict) and call.fallback(json.dumps(start, separators=(",", ":")))) or named:
+                    self.mark()
+            self.add(state.text, block.get("text"))
+            self.add(state.reasoning, block.get("thinking"))
+        elif kind == "content_block_delta":
+            delta = as_dict(payload.get("delta"))
+            delta_type = delta.get("type")
+            if delta_type == "text_delta":
+                self.add(state.text, delta.get("text"))
+            elif delta_type == "thinking_delta":
+                self.add(state.reasoning, delta.get("thinking"))
+            elif delta_type == "input_json_delta":
+                call = state.tools.get(("block", as_int(payload.get("index"))))
+                if call.update(arguments=delta.get("partial_json")):
+                    self.mark()
+        elif kind == "message_delta":
+            state.finish(as_dict(payload.get("delta")).get("stop_reason"))
+            self._usage(payload.get("usage"))
+
+    def _usage(self, usage: object) -> None:
+        if isinstance(usage, dict):
+            self.usage = {**(self.usage or {}), **usage}

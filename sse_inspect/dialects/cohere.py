@@ -1,0 +1,93 @@
+"""Cohere v2 Chat streams (`/v2/chat`).
+
+Named kebab-case events whose JSON `type` repeats the name, ended by
+`message-end` (research/providers.md §6).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from .._events import Event
+from ._accumulate import STRONG, Reader, as_dict, as_int, as_str, confidence, event_kind, payloads, url_path
+from ._base import Answer, Dialect, InbandError
+
+__all__ = ["Cohere"]
+
+_KINDS = frozenset(
+    {
+        "message-start",
+        "content-start",
+        "content-delta",
+        "content-end",
+        "tool-plan-delta",
+        "tool-call-start",
+        "tool-call-delta",
+        "tool-call-end",
+        "citation-start",
+        "citation-end",
+        "message-end",
+    }
+)
+
+
+class Cohere(Dialect):
+    """Rebuilds text and thinking content, the `tool_plan` (into `Choice.plan`) and tool calls by `index`.
+
+    A `message-end` whose `finish_reason` starts with ERROR, or that carries an
+    `error` string, is an in-band error.
+    """
+
+    name = "cohere"
+    title = "Cohere Chat v2"
+    end_marker = "event: message-end"
+
+    @classmethod
+    def detect(cls, events: Sequence[Event], url: str | None) -> int:
+        strong = any(event_kind(event, payload) in _KINDS for event, payload in payloads(events))
+        return confidence(STRONG if strong else 0, url_path(url).endswith("/v2/chat"))
+
+    def rebuild(self, events: Iterable[Event]) -> Answer:
+        return _CohereReader().run(events).answer(self)
+
+
+class _CohereReader(Reader):
+    def is_end(self, event: Event, kind: str, payload: dict[str, Any]) -> bool:
+        return kind == "message-end"
+
+    def step(self, event: Event, kind: str, payload: dict[str, Any]) -> None:
+        state = self.choice()
+        delta = as_dict(payload.get("delta"))
+        message = as_dict(delta.get("message"))
+        if kind == "message-start":
+            self.identify(response_id=payload.get("id"))
+        elif kind in ("content-start", "content-delta"):
+            content = as_dict(message.get("content"))
+            self.add(state.text, content.get("text"))
+            self.add(state.reasoning, content.get("thinking"))
+        elif kind == "tool-plan-delta":
+            self.add(state.plan, message.get("tool_plan"))
+        elif kind in ("tool-call-start", "tool-call-delta"):
+            index = as_int(payload.get("index"))
+            tools = state.tools
+            if index is not None:
+                call = tools.get(("index", index))
+            else:
+                call = tools.new() if kind == "tool-call-start" or tools.last is None else tools.last
+            fragment = as_dict(message.get("tool_calls"))
+            function = as_dict(fragment.get("function"))
+            if call.update(id=fragment.get("id"), name=function.get("name"), arguments=function.get("arguments")):
+                self.mark()
+        elif kind == "message-end":
+            reason = as_str(delta.get("finish_reason"))
+            state.finish(reason)
+            if isinstance(delta.get("usage"), dict):
+                self.usage = delta["usage"]
+            message_text = as_str(delta.get("error"))
+            if message_text or reason.startswith("ERROR"):
+                self.errors.append(
+                    InbandError(
+                        message=message_text or f"finish_reason {reason}", event_index=event.index, code=reason or None
+                    )
+                )

@@ -1,0 +1,150 @@
+"""OpenAI Chat Completions streams and every server that copies them (Azure, OpenRouter, Groq, Mistral, ...).
+
+The most copied grammar: data-only `chat.completion.chunk` events ended by
+`data: [DONE]`, with each server adding its own fields (see research/providers.md §1, §5-13).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from .._events import Event
+from ._accumulate import (
+    DONE,
+    STRONG,
+    WEAK,
+    ChoiceState,
+    PendingCall,
+    Reader,
+    ToolCalls,
+    as_dict,
+    as_int,
+    as_list,
+    as_str,
+    confidence,
+    inband_error,
+    payloads,
+    url_path,
+)
+from ._base import Answer, Dialect
+
+__all__ = ["OpenAIChat"]
+
+_DETAIL_TEXT = {"reasoning.text": "text", "reasoning.summary": "summary"}
+"""OpenRouter `reasoning_details[]` entry types that hold readable text, and the field holding it."""
+
+
+class OpenAIChat(Dialect):
+    """Rebuilds choices by `index`; reasoning from `reasoning_content`, `reasoning` or `reasoning_details`.
+
+    Tool-call fragments are keyed by `index`, else by `id`, else continue the last
+    call (a fragment with a name and neither key starts a new one): Mistral sends
+    whole calls with an `id` and no `index`.
+    """
+
+    name = "openai-chat"
+    title = "OpenAI Chat Completions"
+    end_marker = "data: [DONE]"
+
+    @classmethod
+    def detect(cls, events: Sequence[Event], url: str | None) -> int:
+        content = 0
+        for event, payload in payloads(events):
+            if payload.get("object") == "chat.completion.chunk" or isinstance(payload.get("choices"), list):
+                content = STRONG
+                break
+            if event.data == DONE:
+                content = WEAK
+        return confidence(content, url_path(url).endswith("/chat/completions"))
+
+    def rebuild(self, events: Iterable[Event]) -> Answer:
+        return _ChatReader().run(events).answer(self)
+
+
+class _ChatReader(Reader):
+    def is_end(self, event: Event, kind: str, payload: dict[str, Any]) -> bool:
+        return event.data == DONE
+
+    def step(self, event: Event, kind: str, payload: dict[str, Any]) -> None:
+        if payload.get("object") == "error":  # older vLLM: the error fields at top level
+            error = inband_error(payload, event.index)
+            if error is not None:
+                self.errors.append(error)
+        self.identify(model=payload.get("model"), response_id=payload.get("id"))
+        usage = payload.get("usage")
+        if not isinstance(usage, dict):
+            usage = as_dict(payload.get("x_groq")).get("usage")  # older Groq: usage only under x_groq
+        if isinstance(usage, dict):
+            self.usage = usage
+        provider = payload.get("provider")
+        if isinstance(provider, str) and provider:
+            self.extra.setdefault("provider", provider)
+        for position, entry in enumerate(as_list(payload.get("choices"))):
+            if isinstance(entry, dict):
+                index = as_int(entry.get("index"))
+                self._choice(self.choice(position if index is None else index), entry)
+
+    def _choice(self, state: ChoiceState, entry: dict[str, Any]) -> None:
+        delta = as_dict(entry.get("delta"))
+        self._content(state, delta.get("content"))
+        self._reasoning(state, delta)
+        self.add(state.refusal, delta.get("refusal"))
+        for fragment in as_list(delta.get("tool_calls")):
+            if isinstance(fragment, dict):
+                function = as_dict(fragment.get("function"))
+                call = _locate(state.tools, fragment, function)
+                if call.update(id=fragment.get("id"), name=function.get("name"), arguments=function.get("arguments")):
+                    self.mark()
+        legacy = delta.get("function_call")  # the deprecated `functions` API: one call, no key
+        if isinstance(legacy, dict):
+            call = state.tools.get(("function_call",))
+            if call.update(name=legacy.get("name"), arguments=legacy.get("arguments")):
+                self.mark()
+        state.finish(entry.get("finish_reason"))
+
+    def _content(self, state: ChoiceState, content: object) -> None:
+        """Plain text, or Mistral's typed parts (`text`, and `thinking` holding text parts)."""
+        if not isinstance(content, list):
+            self.add(state.text, content)
+            return
+        for part in content:
+            part = as_dict(part)
+            if part.get("type") == "text":
+                self.add(state.text, part.get("text"))
+            elif part.get("type") == "thinking":
+                thinking = part.get("thinking")
+                for piece in thinking if isinstance(thinking, list) else [{"text": thinking}]:
+                    self.add(state.reasoning, as_dict(piece).get("text"))
+
+    def _reasoning(self, state: ChoiceState, delta: dict[str, Any]) -> None:
+        """The plain reasoning fields; `reasoning_details` text only when they carried none (same text twice)."""
+        plain = as_str(delta.get("reasoning_content"))
+        other = as_str(delta.get("reasoning"))
+        if other != plain:  # vLLM may set both to the same piece
+            plain += other
+        if not plain:
+            for detail in as_list(delta.get("reasoning_details")):
+                detail = as_dict(detail)
+                field = _DETAIL_TEXT.get(as_str(detail.get("type")))
+                if field is not None:
+                    plain += as_str(detail.get(field))
+        self.add(state.reasoning, plain)
+
+
+def _locate(tools: ToolCalls, fragment: dict[str, Any], function: dict[str, Any]) -> PendingCall:
+    """The call a fragment belongs to: by `id`, else by `index`, else a new one when named, else the last one."""
+    call_id = as_str(fragment.get("id"))
+    by_id = ("id", call_id) if call_id else None
+    index = as_int(fragment.get("index"))
+    by_index = ("index", index) if index is not None else None
+    call = tools.find(by_id) if by_id else None
+    if call is None and by_index is not None:
+        call = tools.find(by_index)
+        if call is not None and call_id and call.id and call.id != call_id:  # a server reusing one index
+            call = None
+    if call is None:
+        fresh = by_id or by_index or function.get("name") or tools.last is None
+        call = tools.new() if fresh else tools.last
+    tools.bind(call, by_index, by_id)
+    return call

@@ -1,0 +1,103 @@
+"""Shared test helpers: cutting bytes, parsing them, and a reference parser written from the spec."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from sse_inspect import Comment, Event, EventStreamParser, Notice
+
+DATA = Path(__file__).parent / "data"
+CORPUS = DATA / "corpus"
+ROOT = Path(__file__).parent.parent
+
+
+def split_at(body: bytes, cuts: Iterable[int]) -> list[bytes]:
+    """`body` cut at the given offsets (out-of-range and repeated cuts give empty chunks, kept on purpose)."""
+    points = sorted(min(max(c, 0), len(body)) for c in cuts)
+    out, start = [], 0
+    for p in points:
+        out.append(body[start:p])
+        start = p
+    out.append(body[start:])
+    return out
+
+
+def parse_all(chunks: Sequence[bytes]) -> list[Event | Comment | Notice]:
+    """Everything the parser emits for `chunks`, fed one by one at times 0, 1, 2, ..."""
+    parser = EventStreamParser()
+    items: list[Event | Comment | Notice] = []
+    for i, chunk in enumerate(chunks):
+        items += parser.feed(chunk, float(i))
+    return items + parser.close()
+
+
+def untimed(items: Iterable[Event | Comment | Notice]) -> tuple[list[object], list[object]]:
+    """The cut-independent part of parser output: times and chunk indices dropped.
+
+    Events and comments keep their order; notices are sorted, because how they interleave
+    with events depends on the cuts (a CR at a chunk's end is classified by the next chunk).
+    """
+    out: list[object] = []
+    notices = []
+    for x in items:
+        if isinstance(x, Event):
+            out.append(dataclasses.replace(x, t=None, t_first=None, chunk=0))
+        elif isinstance(x, Comment):
+            out.append(("comment", x.text, x.offset))
+        else:
+            notices.append((x.offset, x.kind, x.message))
+    return out, sorted(notices)
+
+
+_LINE = re.compile(r"\r\n|\r|\n")
+
+
+def reference_events(body: bytes) -> list[tuple[str, str, str, int | None]]:
+    """The WHATWG algorithm written as plainly as possible: (type, data, id, retry) per event.
+
+    Decode the whole stream (UTF-8, replacement), drop one leading BOM, split lines,
+    drop the unterminated last line, then apply the field rules.
+    """
+    text = body.decode("utf-8", "replace")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    lines = _LINE.split(text)
+    lines.pop()  # the text after the last line end is not a line (yet)
+    events = []
+    data, event_type, last_id, retry = "", "", "", None
+    for line in lines:
+        if line == "":
+            if data == "":
+                event_type = ""
+                continue
+            if data.endswith("\n"):
+                data = data[:-1]
+            events.append((event_type or "message", data, last_id, retry))
+            data, event_type = "", ""
+            continue
+        if line.startswith(":"):
+            continue
+        if ":" in line:
+            name, value = line.split(":", 1)
+            if value.startswith(" "):
+                value = value[1:]
+        else:
+            name, value = line, ""
+        if name == "event":
+            event_type = value
+        elif name == "data":
+            data += value + "\n"
+        elif name == "id":
+            if "\0" not in value:
+                last_id = value
+        elif name == "retry":
+            if value and all(c in "0123456789" for c in value):
+                retry = int(value)
+    return events
+
+
+def simple(events: Iterable[Event | Comment | Notice]) -> list[tuple[str, str, str, int | None]]:
+    return [(e.type, e.data, e.id, e.retry) for e in events if isinstance(e, Event)]

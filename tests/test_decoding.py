@@ -1,0 +1,84 @@
+"""Content-Encoding is undone chunk by chunk, each decoded piece at its chunk's time."""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+
+import pytest
+
+from sse_inspect import Capture, Chunk, End, Response, analyze
+from sse_inspect._analysis import body_chunks
+from sse_inspect._decoding import BodyDecoder, ContentDecodingError
+
+EVENTS = b"".join(b'data: {"n": %d}\n\n' % i for i in range(50))
+
+
+def gzip_stream(parts: list[bytes]) -> list[bytes]:
+    """gzip the parts with a sync flush after each: what compression middleware sends."""
+    z = zlib.compressobj(wbits=31)
+    out = [z.compress(p) + z.flush(zlib.Z_SYNC_FLUSH) for p in parts]
+    out[-1] += z.flush()
+    return out
+
+
+def capture_of(wire: list[bytes], encoding: str) -> Capture:
+    return Capture(
+        chunks=tuple(Chunk(float(i), w) for i, w in enumerate(wire)),
+        response=Response(headers=(("Content-Type", "text/event-stream"), ("Content-Encoding", encoding))),
+        end=End(kind="complete", t=float(len(wire))),
+    )
+
+
+def test_gzip_keeps_timing() -> None:
+    parts = [EVENTS[:300], EVENTS[300:600], EVENTS[600:]]
+    capture = capture_of(gzip_stream(parts), "gzip")
+    decoded = list(body_chunks(capture))
+    assert b"".join(c.data for c in decoded) == EVENTS
+    assert [c.t for c in decoded] == [0.0, 1.0, 2.0]
+    analysis = analyze(capture)
+    assert len(analysis.events) == 50
+    assert analysis.timing.bytes < analysis.timing.decoded_bytes
+
+
+@pytest.mark.parametrize("wbits", [15, -15], ids=["zlib-wrapped", "raw"])
+def test_deflate_zlib_wrapped_or_raw(wbits: int) -> None:
+    z = zlib.compressobj(wbits=wbits)
+    wire = z.compress(EVENTS) + z.flush()
+    d = BodyDecoder("deflate")
+    assert d.decode(wire[:10]) + d.decode(wire[10:]) + d.flush() == EVENTS
+
+
+def test_identity_is_skipped() -> None:
+    assert BodyDecoder("identity").identity
+    d = BodyDecoder("gzip, identity")
+    assert d.decode(gzip.compress(EVENTS)) + d.flush() == EVENTS
+
+
+def test_stacked_encodings_are_undone_in_reverse() -> None:
+    wire = zlib.compress(gzip.compress(EVENTS))
+    d = BodyDecoder("gzip, deflate")
+    assert d.decode(wire) + d.flush() == EVENTS
+
+
+def test_brotli_when_installed() -> None:
+    brotli = pytest.importorskip("brotli")
+    d = BodyDecoder("br")
+    assert d.decode(brotli.compress(EVENTS)) + d.flush() == EVENTS
+
+
+def test_corrupt_gzip_keeps_what_decoded_and_says_where() -> None:
+    wire = gzip_stream([EVENTS[:400], EVENTS[400:]])
+    wire[1] = b"\x00garbage" + wire[1]
+    analysis = analyze(capture_of(wire, "gzip"))
+    assert 0 < len(analysis.events) < 50
+    (notice,) = [n for n in analysis.notices if n.kind == "decode-error"]
+    assert "stops decoding" in notice.message
+
+
+def test_unknown_encoding_is_left_as_sent() -> None:
+    analysis = analyze(capture_of([EVENTS], "snappy"))
+    assert len(analysis.events) == 50
+    assert "unknown content encoding 'snappy'" in analysis.notices[0].message
+    with pytest.raises(ContentDecodingError):
+        BodyDecoder("snappy")

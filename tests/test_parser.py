@@ -1,0 +1,216 @@
+"""The parser against the WHATWG rules, whole and cut every way."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from sse_inspect import Comment, Event, EventStreamParser, Notice, parse_events
+
+from .helpers import parse_all, reference_events, simple, split_at, untimed
+
+
+def events_of(body: bytes) -> list[tuple[str, str, str, int | None]]:
+    return simple(parse_all([body]))
+
+
+def notices_of(body: bytes) -> list[str]:
+    return [x.kind for x in parse_all([body]) if isinstance(x, Notice)]
+
+
+# -- the field rules, one case each (WHATWG "Interpreting an event stream") -----------------
+
+SPEC_CASES = [
+    ("one event", b"data: a\n\n", [("message", "a", "", None)]),
+    ("no space after colon", b"data:a\n\n", [("message", "a", "", None)]),
+    ("only one leading space removed", b"data:  a \n\n", [("message", " a ", "", None)]),
+    ("data lines joined with LF", b"data: a\ndata: b\ndata\n\n", [("message", "a\nb\n", "", None)]),
+    ("field without colon has empty value", b"data\n\n", [("message", "", "", None)]),
+    ("empty data still dispatches", b"data:\n\n", [("message", "", "", None)]),
+    ("event without data is not dispatched", b"event: x\n\n", []),
+    ("event type resets after a blank line", b"event: x\n\ndata: y\n\n", [("message", "y", "", None)]),
+    ("event type applies", b"event: delta\ndata: y\n\n", [("delta", "y", "", None)]),
+    ("empty event type means message", b"event:\ndata: y\n\n", [("message", "y", "", None)]),
+    ("id persists across events", b"id: 1\ndata: a\n\ndata: b\n\n", [("message", "a", "1", None), ("message", "b", "1", None)]),
+    ("empty id resets it", b"id: 1\ndata: a\n\nid\ndata: b\n\n", [("message", "a", "1", None), ("message", "b", "", None)]),
+    ("id with NUL is ignored", b"id: 1\n\nid: a\x00b\ndata: c\n\n", [("message", "c", "1", None)]),
+    ("id set by a data-less event", b"id: 7\n\ndata: x\n\n", [("message", "x", "7", None)]),
+    ("retry sets reconnection time", b"retry: 1500\ndata: a\n\n", [("message", "a", "", 1500)]),
+    ("retry with a letter is ignored", b"retry: 15a\ndata: a\n\n", [("message", "a", "", None)]),
+    ("negative retry is ignored", b"retry: -1\ndata: a\n\n", [("message", "a", "", None)]),
+    ("non-ASCII digits are not digits", "retry: \u0661\u0662\ndata: a\n\n".encode(), [("message", "a", "", None)]),
+    ("empty retry is ignored", b"retry\ndata: a\n\n", [("message", "a", "", None)]),
+    ("comments are ignored", b": hello\ndata: a\n:\n\n", [("message", "a", "", None)]),
+    ("unknown fields are ignored", b"foo: bar\ndata: a\n\n", [("message", "a", "", None)]),
+    ("a space before the colon is part of the name", b"data : a\n\n", []),
+    ("a colon inside the value stays", b"data: a: b:c\n\n", [("message", "a: b:c", "", None)]),
+    ("CRLF line ends", b"data: a\r\ndata: b\r\n\r\n", [("message", "a\nb", "", None)]),
+    ("lone CR line ends", b"data: a\rdata: b\r\r", [("message", "a\nb", "", None)]),
+    ("mixed line ends", b"data: a\r\ndata: b\rdata: c\n\r\n", [("message", "a\nb\nc", "", None)]),
+    ("CR CR LF is two line ends", b"data: a\r\r\n", [("message", "a", "", None)]),
+    ("extra blank lines dispatch nothing", b"\n\n\ndata: a\n\n\n\n", [("message", "a", "", None)]),
+    ("one leading BOM is dropped", b"\xef\xbb\xbfdata: a\n\n", [("message", "a", "", None)]),
+    ("a second BOM is part of the field name", b"\xef\xbb\xbf\xef\xbb\xbfdata: a\n\ndata: b\n\n", [("message", "b", "", None)]),
+    ("a BOM later is data", "data: \ufeffa\n\n".encode(), [("message", "\ufeffa", "", None)]),
+    (
+        "U+2028, U+0085, VT and FF are not line ends",
+        "data: a\u2028b\u0085c\x0bd\x0ce\n\n".encode(),
+        [("message", "a\u2028b\u0085c\x0bd\x0ce", "", None)],
+    ),
+    ("NUL in data is kept", b"data: a\x00b\n\n", [("message", "a\x00b", "", None)]),
+    ("invalid UTF-8 becomes U+FFFD", b"data: a\xffb\n\n", [("message", "a\ufffdb", "", None)]),
+    ("a cut-off character becomes U+FFFD", b"data: a\xe2\x82\n\n", [("message", "a\ufffd", "", None)]),
+    ("unterminated last event is discarded", b"data: a\n\ndata: b", [("message", "a", "", None)]),
+    ("an event without its blank line is discarded", b"data: a\n\ndata: b\n", [("message", "a", "", None)]),
+    ("empty stream", b"", []),
+]
+
+
+@pytest.mark.parametrize(("body", "expected"), [c[1:] for c in SPEC_CASES], ids=[c[0] for c in SPEC_CASES])
+def test_spec_case(body: bytes, expected: list[tuple[str, str, str, int | None]]) -> None:
+    assert events_of(body) == expected
+    assert simple(parse_all([bytes([b]) for b in body])) == expected, "one byte at a time"
+    assert reference_events(body) == expected, "the reference parser agrees with the case"
+
+
+def test_cr_at_chunk_end_and_lf_at_next_start_is_one_line_end() -> None:
+    # Were the CR and the LF two line ends, the LF would make a blank line and dispatch "a".
+    items = parse_all([b"data: a\r", b"\ndata: b\r", b"\n\r", b"\n"])
+    assert simple(items) == [("message", "a\nb", "", None)]
+
+
+def test_character_split_across_chunks_decodes_whole() -> None:
+    body = "data: €😀\n\n".encode()
+    for cut in range(len(body) + 1):
+        assert simple(parse_all([body[:cut], body[cut:]])) == [("message", "€😀", "", None)], cut
+
+
+def test_last_event_id_and_retry_properties() -> None:
+    parser = EventStreamParser()
+    parser.feed(b"id: 42\nretry: 3000\ndata: x\n\nid: 43\n")
+    assert parser.last_event_id == "42", "an id takes effect only when its event's blank line arrives"
+    parser.feed(b"\n")
+    assert parser.last_event_id == "43"
+    assert parser.retry == 3000
+
+
+# -- provenance ---------------------------------------------------------------------------
+
+
+def test_event_offsets_times_and_chunk() -> None:
+    chunks = [b": ping\n\nda", b"ta: a\n", b"\ndata: b\r", b"\n\r\n"]
+    items = parse_all(chunks)
+    events = [x for x in items if isinstance(x, Event)]
+    comments = [x for x in items if isinstance(x, Comment)]
+    assert comments == [Comment(text=" ping", offset=0, t=0.0, chunk=0)]
+    a, b = events
+    assert (a.start, a.end, a.t_first, a.t, a.chunk) == (8, 17, 0.0, 2.0, 2)
+    body = b"".join(chunks)
+    assert body[a.start : a.end] == b"data: a\n\n"
+    assert (b.start, b.end, b.t_first, b.t, b.chunk) == (17, 27, 2.0, 3.0, 3)
+    assert body[b.start : b.end] == b"data: b\r\n\r", "a CRLF blank line ends past its CR"
+    assert [e.index for e in events] == [0, 1]
+
+
+def test_bom_shifts_the_first_offset() -> None:
+    (event,) = [x for x in parse_all([b"\xef\xbb\xbfdata: a\n\n"]) if isinstance(x, Event)]
+    assert event.start == 3
+
+
+# -- notices: what a client may mishandle ----------------------------------------------------
+
+
+def test_notices() -> None:
+    assert notices_of(b"\xef\xbb\xbfdata: a\n\n") == ["bom"]
+    assert notices_of(b"data: a\r\n\r\n") == ["line-ending"]
+    assert notices_of(b"data: a\r\rdata: b\r\n\r\n") == ["line-ending", "line-ending"]
+    assert notices_of(b"data: a\n\n") == []
+    assert notices_of(b"foo: 1\ndata: a\n\n") == ["ignored-field"]
+    assert notices_of(b"id: a\x00\ndata: a\n\n") == ["invalid-id"]
+    assert notices_of(b"retry: soon\ndata: a\n\n") == ["invalid-retry"]
+    assert notices_of(b"data: a\n\ndata: b") == ["unterminated-event"]
+    assert notices_of(b"data: a\n\nevent: x\n") == ["unterminated-event"]
+    assert notices_of(b"data: a\n\n: trailing comment\n") == []
+
+
+def test_invalid_utf8_notice_has_the_offset() -> None:
+    (notice,) = [x for x in parse_all([b"data: ok\n\ndata: a\xffb\n\n"]) if isinstance(x, Notice)]
+    assert (notice.kind, notice.offset) == ("invalid-utf8", 17)
+
+
+def test_unterminated_event_notice_points_at_its_start() -> None:
+    notice = parse_all([b"data: a\n\n", b"data: b"])[-1]
+    assert isinstance(notice, Notice)
+    assert (notice.kind, notice.offset, notice.t) == ("unterminated-event", 9, 1.0)
+
+
+def test_stats_count_line_endings() -> None:
+    parser = EventStreamParser()
+    parser.feed(b"data: a\r")
+    parser.feed(b"\ndata: b\rdata: c\n\n\xef")
+    parser.close()
+    s = parser.stats
+    assert (s.lf, s.crlf, s.cr, s.events, s.bytes) == (2, 1, 1, 1, 27)
+
+
+def test_feed_after_close_is_a_bug() -> None:
+    parser = EventStreamParser()
+    parser.close()
+    with pytest.raises(RuntimeError, match="after close"):
+        parser.feed(b"data: a\n\n")
+    assert parser.close() == []
+
+
+def test_linear_in_bytes_for_a_long_line_fed_one_byte_at_a_time() -> None:
+    """A 200 KB data line fed byte by byte must not be rescanned per byte (that would take minutes)."""
+    body = b"data: " + b"x" * 200_000 + b"\n\n"
+    parser = EventStreamParser()
+    out = []
+    for i in range(len(body)):
+        out += parser.feed(body[i : i + 1])
+    assert [len(e.data) for e in out if isinstance(e, Event)] == [200_000]
+
+
+# -- properties --------------------------------------------------------------------------
+
+TOKENS = [
+    b"data", b"event", b"id", b"retry", b"foo", b":", b": ", b" ", b"\r", b"\n", b"\r\n", b"a", b"7",
+    b"\xef\xbb\xbf", b"\xe2\x82\xac", b"\xe2\x82", b"\xff", b"\x00", "\u2028".encode(),
+]  # fmt: skip
+sse_bodies = st.lists(st.sampled_from(TOKENS), max_size=80).map(b"".join)
+any_bodies = st.one_of(sse_bodies, st.binary(max_size=300))
+cut_lists = st.lists(st.integers(min_value=0, max_value=400), max_size=30)
+
+
+@settings(max_examples=400, deadline=None)
+@given(body=any_bodies, cuts=cut_lists)
+@example(body=b"data: a\r\n\r\n", cuts=[8, 9, 10])
+@example(body=b"\xef\xbb\xbfdata: \xe2\x82\xac\r\n\r\n", cuts=[1, 2, 8, 9])
+def test_any_cut_gives_the_same_events(body: bytes, cuts: list[int]) -> None:
+    """Cutting the same bytes anywhere (empty chunks too) changes only times and chunk indices."""
+    assert untimed(parse_all(split_at(body, cuts))) == untimed(parse_all([body]))
+
+
+@settings(max_examples=400, deadline=None)
+@given(body=any_bodies)
+def test_matches_the_reference_algorithm(body: bytes) -> None:
+    """The incremental parser and a plain whole-stream reading of the spec agree."""
+    assert events_of(body) == reference_events(body)
+
+
+@settings(max_examples=200, deadline=None)
+@given(body=any_bodies)
+def test_one_byte_at_a_time(body: bytes) -> None:
+    assert untimed(parse_all([bytes([b]) for b in body])) == untimed(parse_all([body]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(body=any_bodies, cuts=cut_lists)
+def test_event_offsets_slice_the_body(body: bytes, cuts: list[int]) -> None:
+    """Each event's [start, end) holds its own lines: re-parsing the slice gives the event back."""
+    for e in (x for x in parse_all(split_at(body, cuts)) if isinstance(x, Event)):
+        if e.index == 0 and body.startswith(b"\xef\xbb\xbf"):
+            continue  # a BOM at offset 0 belongs to no event but shifts the first
+        again = parse_events(body[e.start : e.end])
+        assert [(x.type, x.data) for x in again] == [(e.type, e.data)]
