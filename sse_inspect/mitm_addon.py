@@ -1,0 +1,202 @@
+"""The mitmproxy addon: records every event-stream response, chunk by chunk, as it passes.
+
+    mitmdump -s addons/sse_capture.py --set sse_capture_dir=./captures
+
+It never holds a byte back and never breaks traffic: the stream callable hands every
+chunk on unchanged, and a recording that fails (disk full, folder gone) is dropped with
+one warning while the proxy keeps proxying. That is the opposite of mitmproxy's own
+`save` addon, which exits on a write error: a debugging tool must not become the outage.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Optional
+
+from mitmproxy import ctx, exceptions, flowfilter, http
+
+from ._capture import Request, Response
+from ._redact import Redactor
+from .recorder import CaptureWriter
+
+__all__ = ["SSECapture"]
+
+logger = logging.getLogger(__name__)
+
+StreamFunc = Callable[[bytes], "Iterable[bytes] | bytes"]
+
+
+def end_kind(error_message: str) -> str:
+    """Map mitmproxy's flow error text to an end kind of the capture format."""
+    msg = error_message.lower()
+    if "client disconnected" in msg or "(cancel)" in msg:
+        return "client-disconnected"
+    if any(s in msg for s in ("peer closed", "server closed", "stream reset", "connection closed", "reset by peer")):
+        return "server-disconnected"
+    return "error"
+
+
+class _FlowRecorder:
+    """The stream callable of one flow: records each chunk with its time, then passes it on untouched."""
+
+    def __init__(self, writer: CaptureWriter, sent_at: float, inner: StreamFunc | None, attach: bool) -> None:
+        self.writer: CaptureWriter | None = writer
+        self.path = writer.path
+        self.ended: str | None = None
+        """The end kind once the stream is over."""
+        self.sent_at = sent_at  # monotonic time the request was sent
+        self.inner = inner
+        self.body: list[bytes] | None = [] if attach else None
+
+    def now(self) -> float:
+        return time.monotonic() - self.sent_at
+
+    def __call__(self, data: bytes) -> Iterable[bytes] | bytes:
+        if data:
+            t = self.now()
+            if self.writer is not None:
+                try:
+                    self.writer.chunk(t, data)
+                except Exception as exc:  # noqa: BLE001 - a recorder must never raise into mitmproxy
+                    self.fail(exc)
+            if self.body is not None:
+                self.body.append(data)
+        if self.inner is not None:
+            return self.inner(data)
+        # mid-stream, b"" would end a chunked body (HTTP/1.1) or send an empty DATA frame (HTTP/2)
+        return data if data else []
+
+    def fail(self, exc: BaseException) -> None:
+        if self.writer is not None:
+            logger.warning("sse-inspect: stopped recording %s: %s (traffic is unaffected)", self.writer.path, exc)
+            self.writer.close()
+            self.writer = None
+
+    def finish(self, kind: str, error: str | None = None) -> None:
+        self.ended = kind
+        if self.writer is not None:
+            try:
+                self.writer.end(kind, self.now(), error)
+            except Exception as exc:  # noqa: BLE001
+                self.fail(exc)
+            self.writer = None
+
+
+class SSECapture:
+    """Records `text/event-stream` responses (or other streamed types) into sse-capture/1 files."""
+
+    def __init__(self, on_capture: Callable[[str, _FlowRecorder], None] | None = None) -> None:
+        self.active: dict[str, _FlowRecorder] = {}
+        self.filter: flowfilter.TFilter | None = None
+        self.on_capture = on_capture
+        """Called with ("start" | "end", recorder) as captures open and close (used by `sse-inspect record`)."""
+
+    def load(self, loader: Any) -> None:
+        loader.add_option("sse_capture_dir", str, "./captures", "Folder for the sse-capture/1 files.")
+        loader.add_option(
+            "sse_capture_filter", Optional[str], None, "Record only flows matching this mitmproxy filter expression."
+        )
+        loader.add_option(
+            "sse_capture_types",
+            str,
+            "text/event-stream",
+            "Comma-separated response content types to record (e.g. text/event-stream,application/x-ndjson).",
+        )
+        loader.add_option("sse_redact", bool, True, "Redact credentials (headers, key= query parameters).")
+        loader.add_option(
+            "sse_redact_extra", Sequence[str], [], "More header or query parameter names to redact."
+        )
+        loader.add_option("sse_capture_request_body", bool, True, "Store the request body (the prompt).")
+        loader.add_option(
+            "sse_capture_attach_body", bool, True, "After the stream, attach its body to the flow for mitmproxy's views."
+        )
+
+    def configure(self, updated: set[str]) -> None:
+        if "sse_capture_filter" in updated:
+            spec = ctx.options.sse_capture_filter
+            try:
+                self.filter = flowfilter.parse(spec) if spec else None
+            except ValueError as exc:
+                raise exceptions.OptionsError(f"sse_capture_filter: {exc}") from None
+
+    def _wanted(self, flow: http.HTTPFlow) -> bool:
+        assert flow.response is not None
+        ctype = (flow.response.headers.get("content-type") or "").split(";")[0].strip().lower()
+        types = {t.strip().lower() for t in ctx.options.sse_capture_types.split(",") if t.strip()}
+        if ctype not in types:
+            return False
+        return self.filter is None or bool(self.filter(flow))
+
+    def responseheaders(self, flow: http.HTTPFlow) -> None:
+        try:
+            if flow.response is None or not self._wanted(flow):
+                return
+            self._start(flow)
+        except Exception as exc:  # noqa: BLE001 - recording trouble must not touch the traffic
+            logger.warning("sse-inspect: not recording %s: %s", flow.request.pretty_url, exc)
+
+    def _start(self, flow: http.HTTPFlow) -> None:
+        request, response = flow.request, flow.response
+        assert response is not None
+        # The request was sent when mitmproxy finished reading it; turn that wall time into monotonic.
+        sent_wall = request.timestamp_end or request.timestamp_start
+        sent_at = time.monotonic() - (time.time() - sent_wall)
+        body = None
+        if ctx.options.sse_capture_request_body and request.raw_content:
+            body = request.raw_content.decode("utf-8", "replace")
+        writer = CaptureWriter.create(
+            ctx.options.sse_capture_dir,
+            request=Request(
+                method=request.method,
+                url=request.pretty_url,
+                http_version=request.http_version,
+                headers=tuple(request.headers.items(multi=True)),
+                body=body,
+            ),
+            response=Response(
+                status=response.status_code,
+                reason=response.reason,
+                http_version=response.http_version,
+                headers=tuple(response.headers.items(multi=True)),
+                t=(response.timestamp_start or sent_wall) - sent_wall,
+            ),
+            redactor=Redactor(ctx.options.sse_redact_extra, enabled=ctx.options.sse_redact),
+            recorder=f"mitmproxy addon, {ctx.options.mode[0] if ctx.options.mode else 'regular'} mode",
+        )
+        inner = response.stream if callable(response.stream) else None
+        recorder = _FlowRecorder(writer, sent_at, inner, ctx.options.sse_capture_attach_body)
+        response.stream = recorder
+        self.active[flow.id] = recorder
+        if self.on_capture is not None:
+            self.on_capture("start", recorder)
+
+    def response(self, flow: http.HTTPFlow) -> None:
+        self._finish(flow, "complete")
+
+    def error(self, flow: http.HTTPFlow) -> None:
+        message = flow.error.msg if flow.error else "unknown error"
+        self._finish(flow, end_kind(message), message)
+
+    def done(self) -> None:
+        for flow_id in list(self.active):
+            self._finish_id(flow_id, "error", "proxy shut down while the stream was open")
+
+    def _finish(self, flow: http.HTTPFlow, kind: str, error: str | None = None) -> None:
+        recorder = self._finish_id(flow.id, kind, error)
+        if recorder is not None and recorder.body is not None and flow.response is not None:
+            # The body was already streamed; this only lets mitmproxy's views and -w files show it.
+            flow.response.raw_content = b"".join(recorder.body)
+
+    def _finish_id(self, flow_id: str, kind: str, error: str | None) -> _FlowRecorder | None:
+        recorder = self.active.pop(flow_id, None)
+        if recorder is None:
+            return None
+        try:
+            recorder.finish(kind, error)
+            if self.on_capture is not None:
+                self.on_capture("end", recorder)
+        except Exception as exc:  # noqa: BLE001
+            logger.warning("sse-inspect: could not close the capture of a flow: %s", exc)
+        return recorder

@@ -1,0 +1,126 @@
+"""Writing a capture while its stream flows: header first, one flushed line per chunk, an end line.
+
+Used by the mitmproxy addon and by `sse-inspect fetch`. Each chunk line is handed to
+the operating system before the next chunk is taken, so a crash loses nothing already
+seen. Secrets are redacted before the header is written.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO
+from urllib.parse import urlsplit
+
+from . import __version__
+from ._capture import Request, Response, chunk_line, end_line, header_line
+from ._redact import Redactor
+
+__all__ = ["CaptureWriter", "capture_filename", "rfc3339"]
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_MAX_NAME_PART = 60
+
+
+def rfc3339(when: datetime) -> str:
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def capture_filename(url: str, when: datetime) -> str:
+    """A file name from the time, host and path: only [A-Za-z0-9._-], so no URL can escape the folder."""
+    parts = urlsplit(url)
+    host = _UNSAFE.sub("_", parts.hostname or "unknown-host").strip("._-")[:_MAX_NAME_PART] or "host"
+    path = _UNSAFE.sub("_", parts.path).strip("._-")[:_MAX_NAME_PART] or "root"
+    stamp = when.astimezone(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+    return f"{stamp}-{host}-{path}.jsonl"
+
+
+class CaptureWriter:
+    """One capture file being written. Raises OSError when the disk fails; the caller decides."""
+
+    def __init__(self, file: IO[str], path: Path) -> None:
+        self._file = file
+        self.path = path
+        self.chunks = 0
+        self.bytes = 0
+
+    @classmethod
+    def create(
+        cls,
+        directory: str | os.PathLike[str],
+        *,
+        request: Request,
+        response: Response,
+        redactor: Redactor,
+        recorder: str,
+        when: datetime | None = None,
+    ) -> CaptureWriter:
+        """Create a new capture file (mode 0600, never overwriting one) and write its header."""
+        when = when or datetime.now(UTC)
+        folder = Path(directory)
+        folder.mkdir(parents=True, exist_ok=True)
+        name = capture_filename(request.url, when)
+        for n in range(1, 1000):
+            path = folder / (name if n == 1 else name.replace(".jsonl", f"-{n}.jsonl"))
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            except FileExistsError:
+                continue
+            break
+        else:
+            raise FileExistsError(f"no free capture file name like {name} in {folder}")
+        file = os.fdopen(fd, "w", encoding="utf-8", newline="\n")
+        request = Request(
+            method=request.method,
+            url=redactor.redact_url(request.url),
+            http_version=request.http_version,
+            headers=redactor.redact_headers(request.headers),
+            body=request.body,
+        )
+        response = Response(
+            status=response.status,
+            reason=response.reason,
+            http_version=response.http_version,
+            headers=redactor.redact_headers(response.headers),
+            t=response.t,
+        )
+        writer = cls(file, path)
+        writer._write(
+            header_line(
+                request=request,
+                response=response,
+                recorded_at=rfc3339(when),
+                recorder=f"sse-inspect {__version__} ({recorder})",
+            )
+        )
+        return writer
+
+    @property
+    def closed(self) -> bool:
+        return self._file.closed
+
+    def chunk(self, t: float, data: bytes) -> None:
+        """Append one chunk, flushed at once."""
+        self._write(chunk_line(t, data))
+        self.chunks += 1
+        self.bytes += len(data)
+
+    def end(self, kind: str, t: float | None, error: str | None = None) -> None:
+        """Write the end line and close the file."""
+        try:
+            self._write(end_line(kind, t, error))
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Close without an end line: readers will say the recording was cut off."""
+        try:
+            self._file.close()
+        except OSError:
+            pass
+
+    def _write(self, line: str) -> None:
+        self._file.write(line)
+        self._file.flush()
