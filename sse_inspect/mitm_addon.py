@@ -41,9 +41,12 @@ def end_kind(error_message: str) -> str:
 class _FlowRecorder:
     """The stream callable of one flow: records each chunk with its time, then passes it on untouched."""
 
-    def __init__(self, writer: CaptureWriter, sent_at: float, inner: StreamFunc | None, attach: bool) -> None:
+    def __init__(self, writer: CaptureWriter, url: str, sent_at: float, inner: StreamFunc | None, attach: bool) -> None:
         self.writer: CaptureWriter | None = writer
         self.path = writer.path
+        self.url = url
+        self.chunks = 0
+        self.bytes = 0
         self.ended: str | None = None
         """The end kind once the stream is over."""
         self.sent_at = sent_at  # monotonic time the request was sent
@@ -56,6 +59,8 @@ class _FlowRecorder:
     def __call__(self, data: bytes) -> Iterable[bytes] | bytes:
         if data:
             t = self.now()
+            self.chunks += 1
+            self.bytes += len(data)
             if self.writer is not None:
                 try:
                     self.writer.chunk(t, data)
@@ -121,21 +126,23 @@ class SSECapture:
             except ValueError as exc:
                 raise exceptions.OptionsError(f"sse_capture_filter: {exc}") from None
 
-    def _wanted(self, flow: http.HTTPFlow) -> bool:
-        assert flow.response is not None
-        ctype = (flow.response.headers.get("content-type") or "").split(";")[0].strip().lower()
-        types = {t.strip().lower() for t in ctx.options.sse_capture_types.split(",") if t.strip()}
-        if ctype not in types:
-            return False
-        return self.filter is None or bool(self.filter(flow))
-
     def responseheaders(self, flow: http.HTTPFlow) -> None:
+        response = flow.response
+        if response is None:
+            return
+        ctype = (response.headers.get("content-type") or "").split(";")[0].strip().lower()
+        types = {t.strip().lower() for t in ctx.options.sse_capture_types.split(",") if t.strip()}
+        if ctype not in types and ctype != "text/event-stream":
+            return
         try:
-            if flow.response is None or not self._wanted(flow):
-                return
-            self._start(flow)
+            if ctype in types and (self.filter is None or self.filter(flow)):
+                self._start(flow)
         except Exception as exc:  # noqa: BLE001 - recording trouble must not touch the traffic
             logger.warning("sse-inspect: not recording %s: %s", flow.request.pretty_url, exc)
+        if not response.stream:
+            # Recorded or not, an event stream must flow: mitmproxy would otherwise hold the
+            # whole body until the server closes it (mitmproxy#4469).
+            response.stream = True
 
     def _start(self, flow: http.HTTPFlow) -> None:
         request, response = flow.request, flow.response
@@ -166,7 +173,7 @@ class SSECapture:
             recorder=f"mitmproxy addon, {ctx.options.mode[0] if ctx.options.mode else 'regular'} mode",
         )
         inner = response.stream if callable(response.stream) else None
-        recorder = _FlowRecorder(writer, sent_at, inner, ctx.options.sse_capture_attach_body)
+        recorder = _FlowRecorder(writer, writer.url, sent_at, inner, ctx.options.sse_capture_attach_body)
         response.stream = recorder
         self.active[flow.id] = recorder
         if self.on_capture is not None:

@@ -37,14 +37,25 @@ def capture_filename(url: str, when: datetime) -> str:
     return f"{stamp}-{host}-{path}.jsonl"
 
 
+def _new_file(folder: Path, name: str) -> tuple[Path, int]:
+    folder.mkdir(parents=True, exist_ok=True)
+    for n in range(1, 1000):
+        path = folder / (name if n == 1 else name.replace(".jsonl", f"-{n}.jsonl"))
+        try:
+            return path, os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free capture file name like {name} in {folder}")
+
+
 class CaptureWriter:
     """One capture file being written. Raises OSError when the disk fails; the caller decides."""
 
-    def __init__(self, file: IO[str], path: Path) -> None:
+    def __init__(self, file: IO[str], path: Path, url: str = "") -> None:
         self._file = file
         self.path = path
-        self.chunks = 0
-        self.bytes = 0
+        self.url = url
+        """The request URL as written (redacted)."""
 
     @classmethod
     def create(
@@ -56,21 +67,19 @@ class CaptureWriter:
         redactor: Redactor,
         recorder: str,
         when: datetime | None = None,
+        path: Path | None = None,
     ) -> CaptureWriter:
-        """Create a new capture file (mode 0600, never overwriting one) and write its header."""
+        """Create a capture file (mode 0600) and write its header.
+
+        In `directory` the name comes from time, host and path and never overwrites a file;
+        an explicit `path` is created or truncated.
+        """
         when = when or datetime.now(UTC)
-        folder = Path(directory)
-        folder.mkdir(parents=True, exist_ok=True)
-        name = capture_filename(request.url, when)
-        for n in range(1, 1000):
-            path = folder / (name if n == 1 else name.replace(".jsonl", f"-{n}.jsonl"))
-            try:
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            except FileExistsError:
-                continue
-            break
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         else:
-            raise FileExistsError(f"no free capture file name like {name} in {folder}")
+            path, fd = _new_file(Path(directory), capture_filename(request.url, when))
         file = os.fdopen(fd, "w", encoding="utf-8", newline="\n")
         request = Request(
             method=request.method,
@@ -86,7 +95,7 @@ class CaptureWriter:
             headers=redactor.redact_headers(response.headers),
             t=response.t,
         )
-        writer = cls(file, path)
+        writer = cls(file, path, request.url)
         writer._write(
             header_line(
                 request=request,
@@ -104,8 +113,6 @@ class CaptureWriter:
     def chunk(self, t: float, data: bytes) -> None:
         """Append one chunk, flushed at once."""
         self._write(chunk_line(t, data))
-        self.chunks += 1
-        self.bytes += len(data)
 
     def end(self, kind: str, t: float | None, error: str | None = None) -> None:
         """Write the end line and close the file."""

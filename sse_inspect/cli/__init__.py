@@ -17,6 +17,7 @@ from .._events import Comment, Event
 from .._rechunk import RechunkSpec
 from . import _json, _render
 from ._params import capture_argument, dialect_option, input_errors, json_option, rechunk_option
+from ._record import fetch, record
 
 __all__ = ["main"]
 
@@ -111,6 +112,10 @@ def text(capture: str, as_json: bool, dialect: str | None, rechunk: RechunkSpec 
         _out().print(_render.safe(out))
     else:
         sys.stdout.write(out + ("\n" if out else ""))
+
+
+cli.add_command(record)
+cli.add_command(fetch)
 
 
 def main() -> None:

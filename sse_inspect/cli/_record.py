@@ -1,0 +1,158 @@
+"""`sse-inspect record` (a recording proxy in one command) and `sse-inspect fetch` (like curl -N)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+
+from .._analysis import analyze
+from .._capture import load_capture
+from .._redact import Redactor
+from . import _render
+from ._params import InputError, input_errors
+
+INSTALL_HINT = "recording needs mitmproxy and httpx: pip install 'sse-inspect[record]'"
+
+
+def _require(module: str) -> None:
+    try:
+        __import__(module)
+    except ImportError:
+        raise InputError(INSTALL_HINT) from None
+
+
+def _listen(value: str) -> tuple[str, int]:
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        raise click.BadParameter(f"{value!r} is not HOST:PORT (e.g. 127.0.0.1:8080)")
+    return host.strip("[]"), int(port)
+
+
+@click.command()
+@click.option("--listen", "listen", default="127.0.0.1:8080", show_default=True, help="Where the proxy listens.")
+@click.option("--upstream", metavar="URL", help="Reverse-proxy to this base URL (e.g. https://api.openai.com).")
+@click.option("-o", "--output", "directory", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("captures"), show_default=True, help="Folder for the capture files.")  # fmt: skip
+@click.option("--filter", "flow_filter", metavar="EXPR", help="Record only flows matching a mitmproxy filter.")
+@click.option("--types", default="text/event-stream", show_default=True, help="Content types to record, comma-separated.")
+@click.option("--no-redact", is_flag=True, help="Write credentials as they are (never share such captures).")
+@click.option("--confdir", type=click.Path(file_okay=False), help="mitmproxy's folder for its CA (default ~/.mitmproxy).")
+@input_errors
+def record(
+    listen: str, upstream: str | None, directory: Path, flow_filter: str | None, types: str, no_redact: bool,
+    confdir: str | None,
+) -> None:  # fmt: skip
+    """Run a recording proxy: every event stream through it becomes a capture.
+
+    With --upstream it is a reverse proxy: point your SDK's base URL at it, no certificate
+    needed (e.g. OPENAI_BASE_URL=http://127.0.0.1:8080/v1). Without, it is a regular HTTP(S)
+    proxy: set HTTPS_PROXY and trust mitmproxy's CA. Ctrl-C stops it, closing every capture.
+    """
+    _require("mitmproxy")
+    from ..proxy import RecordingProxy, check_listen_address
+
+    host, port = _listen(listen)
+    check_listen_address(host, port)
+    console = Console(highlight=False)
+    err = Console(stderr=True, highlight=False)
+
+    def ready(real_host: str, real_port: int) -> None:
+        base = f"http://{real_host}:{real_port}"
+        if upstream:
+            err.print(f"recording proxy at [bold]{base}[/] → {_render.safe(upstream).markup}")
+            err.print(f"  point your client's base URL at {base} (e.g. OPENAI_BASE_URL={base}/v1)")
+        else:
+            ca = Path(confdir or "~/.mitmproxy").expanduser() / "mitmproxy-ca-cert.pem"
+            err.print(f"recording HTTP(S) proxy at [bold]{base}[/]")
+            err.print(f"  export HTTPS_PROXY={base} HTTP_PROXY={base}; for HTTPS, trust {ca}")
+            err.print(f"  (e.g. SSL_CERT_FILE={ca} or REQUESTS_CA_BUNDLE={ca} for Python clients)")
+        err.print(f"  captures go to {directory}/ · Ctrl-C to stop")
+
+    def on_capture(stage: str, rec: Any) -> None:
+        if stage == "start":
+            console.print(_render.safe(f"● {rec.url} → {rec.path}", newlines=False, style="cyan"))
+        else:
+            style = "green" if rec.ended == "complete" else "red"
+            line = f"  {rec.ended}: {rec.chunks} chunks, {rec.bytes} bytes in {rec.now():.2f} s · {rec.path}"
+            console.print(_render.safe(line, newlines=False, style=style))
+
+    options: dict[str, Any] = {"sse_capture_types": types, "sse_redact": not no_redact}
+    if flow_filter:
+        options["sse_capture_filter"] = flow_filter
+    try:
+        RecordingProxy(
+            host=host, port=port, upstream=upstream, directory=directory, confdir=confdir, options=options,
+            on_capture=on_capture, on_ready=ready,
+        ).run()  # fmt: skip
+    except Exception as exc:  # mitmproxy's OptionsError and friends: a bad --filter, --upstream
+        if type(exc).__name__ == "OptionsError":
+            raise InputError(str(exc)) from None
+        raise
+    err.print("stopped; every capture is closed")
+
+
+@click.command()
+@click.argument("url")
+@click.option("-X", "--request", "method", default=None, help="HTTP method (default GET, POST with -d).")
+@click.option("-H", "--header", "headers", multiple=True, metavar="'NAME: VALUE'", help="A request header (repeatable).")
+@click.option("-d", "--data", "data", metavar="BODY", help="Request body; @FILE reads a file, @- stdin.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Capture file to write.")
+@click.option("--dir", "directory", type=click.Path(file_okay=False, path_type=Path), default=Path("captures"),
+              show_default=True, help="Folder for the capture when -o is not given.")  # fmt: skip
+@click.option("--timeout", default=60.0, show_default=True, help="Seconds to wait for each read.")
+@click.option("--no-redact", is_flag=True, help="Write credentials as they are (never share such captures).")
+@click.option("-q", "--quiet", is_flag=True, help="Print only the capture's path.")
+@input_errors
+def fetch(
+    url: str, method: str | None, headers: tuple[str, ...], data: str | None, output: Path | None, directory: Path,
+    timeout: float, no_redact: bool, quiet: bool,
+) -> None:  # fmt: skip
+    """Record one stream straight from its server (like curl -N), then show it.
+
+    Example: sse-inspect fetch https://api.openai.com/v1/chat/completions
+    -H "Authorization: Bearer $OPENAI_API_KEY" -H "Content-Type: application/json"
+    -d '{"model": "gpt-4o-mini", "stream": true, "messages": [{"role": "user", "content": "Hi"}]}'
+    """
+    _require("httpx")
+    from ..fetch import fetch as fetch_capture
+
+    pairs = []
+    for h in headers:
+        name, sep, value = h.partition(":")
+        if not sep or not name.strip():
+            raise click.BadParameter(f"{h!r} is not 'NAME: VALUE'", param_hint="-H")
+        pairs.append((name.strip(), value.strip()))
+    body = _body(data)
+    err = Console(stderr=True, highlight=False)
+
+    def progress(t: float, chunk: bytes) -> None:
+        if not quiet:
+            err.print(f"\r{t:8.3f} s  +{len(chunk)} B", end="")
+
+    path = fetch_capture(
+        url, directory=directory, path=output, method=method or ("POST" if body is not None else "GET"),
+        headers=pairs, body=body, timeout=timeout, redactor=Redactor(enabled=not no_redact), on_chunk=progress,
+    )  # fmt: skip
+    if quiet:
+        click.echo(str(path))
+        return
+    err.print()
+    Console(highlight=False).print(_render.show_view(analyze(load_capture(path))))
+    err.print(f"capture written to {path}")
+
+
+def _body(data: str | None) -> bytes | None:
+    if data is None:
+        return None
+    if data == "@-":
+        return sys.stdin.buffer.read()
+    if data.startswith("@"):
+        try:
+            return Path(data[1:]).read_bytes()
+        except OSError as exc:
+            raise InputError(f"{data[1:]}: {exc.strerror or exc}") from None
+    return data.encode("utf-8")

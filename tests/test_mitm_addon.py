@@ -1,0 +1,202 @@
+"""The addon's hooks driven with mitmproxy's own test helpers: no sockets, exact control."""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("mitmproxy")
+
+from mitmproxy import exceptions  # noqa: E402
+from mitmproxy.test import taddons, tflow, tutils  # noqa: E402
+
+from sse_inspect import load_capture  # noqa: E402
+from sse_inspect.mitm_addon import SSECapture, end_kind  # noqa: E402
+
+
+def run(test: Callable[[SSECapture, Any], None], tmp_path: Path, **options: Any) -> None:
+    """Run `test(addon, tctx)` inside a mitmproxy test context (which wants a running loop)."""
+
+    async def main() -> None:
+        addon = SSECapture()
+        with taddons.context(addon) as tctx:
+            tctx.configure(addon, sse_capture_dir=str(tmp_path / "caps"), **options)
+            test(addon, tctx)
+
+    asyncio.run(main())
+
+
+def sse_flow(content_type: str = "text/event-stream") -> Any:
+    flow = tflow.tflow(req=tutils.treq(path="/v1/chat/completions?key=SECRET"))
+    flow.request.headers["Authorization"] = "Bearer sk-SECRET"
+    flow.response = tutils.tresp(content=None)
+    flow.response.headers["content-type"] = content_type
+    return flow
+
+
+def captures(tmp_path: Path) -> list[Path]:
+    return sorted((tmp_path / "caps").glob("*.jsonl"))
+
+
+def test_records_chunks_passes_them_through_and_attaches_the_body(tmp_path: Path) -> None:
+    def test(addon: SSECapture, tctx: Any) -> None:
+        flow = sse_flow()
+        addon.responseheaders(flow)
+        stream = flow.response.stream
+        assert callable(stream)
+        assert stream(b"data: a\n\n") == b"data: a\n\n"
+        assert stream(b"data: b\n\n") == b"data: b\n\n"
+        assert list(stream(b"")) == [], "never hand b'' back: mid-stream it would end a chunked body"
+        addon.response(flow)
+        assert flow.response.raw_content == b"data: a\n\ndata: b\n\n"
+
+    run(test, tmp_path)
+    (path,) = captures(tmp_path)
+    capture = load_capture(path)
+    assert capture.body == b"data: a\n\ndata: b\n\n"
+    assert [c.data for c in capture.chunks] == [b"data: a\n\n", b"data: b\n\n"]
+    assert capture.end is not None and capture.end.kind == "complete"
+    assert "SECRET" not in path.read_text()
+    assert capture.request is not None and capture.request.url.endswith("?key=%5BREDACTED%5D") is False
+
+
+def test_other_content_types_are_left_alone(tmp_path: Path) -> None:
+    def test(addon: SSECapture, tctx: Any) -> None:
+        flow = sse_flow("application/json")
+        addon.responseheaders(flow)
+        assert flow.response.stream is False
+
+    run(test, tmp_path)
+    assert captures(tmp_path) == []
+
+
+def test_more_types_and_a_filter(tmp_path: Path) -> None:
+    def test(addon: SSECapture, tctx: Any) -> None:
+        flow = sse_flow("application/x-ndjson")
+        addon.responseheaders(flow)
+        assert callable(flow.response.stream)
+        other = sse_flow()
+        other.request.path = "/elsewhere"
+        addon.responseheaders(other)
+        assert other.response.stream is True, "not recorded (the filter wants /v1/ paths), but streamed"
+
+    run(test, tmp_path, sse_capture_types="text/event-stream, application/x-ndjson", sse_capture_filter="~u /v1/")
+
+
+def test_wraps_a_stream_callable_set_by_another_addon(tmp_path: Path) -> None:
+    def test(addon: SSECapture, tctx: Any) -> None:
+        flow = sse_flow()
+        flow.response.stream = lambda data: data.upper()
+        addon.responseheaders(flow)
+        assert flow.response.stream(b"data: a\n\n") == b"DATA: A\n\n"
+        addon.response(flow)
+
+    run(test, tmp_path)
+    assert load_capture(captures(tmp_path)[0]).body == b"data: a\n\n", "the wire bytes, before the other addon"
+
+
+def test_a_failing_disk_stops_the_recording_not_the_traffic(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    class FullDisk:
+        closed = False
+
+        def write(self, _: str) -> int:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        def flush(self) -> None: ...
+
+        def close(self) -> None:
+            self.closed = True
+
+    def test(addon: SSECapture, tctx: Any) -> None:
+        flow = sse_flow()
+        addon.responseheaders(flow)
+        stream = flow.response.stream
+        assert stream(b"data: a\n\n") == b"data: a\n\n"
+        stream.writer._file = FullDisk()
+        with caplog.at_level(logging.WARNING):
+            assert stream(b"data: b\n\n") == b"data: b\n\n"
+            assert stream(b"data: c\n\n") == b"data: c\n\n"
+        addon.response(flow)
+
+    run(test, tmp_path)
+    warnings = [r.getMessage() for r in caplog.records if "stopped recording" in r.getMessage()]
+    assert len(warnings) == 1 and "No space left" in warnings[0] and "traffic is unaffected" in warnings[0]
+    capture = load_capture(captures(tmp_path)[0])
+    assert capture.body == b"data: a\n\n" and capture.end is None, "what was written stays readable"
+
+
+def test_unwritable_folder_records_nothing_and_proxies_on(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    blocker = tmp_path / "caps"
+    blocker.write_text("a file where the folder should be")
+
+    def test(addon: SSECapture, tctx: Any) -> None:
+        flow = sse_flow()
+        with caplog.at_level(logging.WARNING):
+            addon.responseheaders(flow)
+        assert flow.response.stream is True, "not recorded, but streamed: never held back"
+
+    run(test, tmp_path)
+    assert any("not recording" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize(
+    ("message", "kind"),
+    [("Client disconnected.", "client-disconnected"), ("stream reset by client (CANCEL)", "client-disconnected"),
+     ("HTTP/1 protocol error: peer closed connection without sending complete message body (incomplete chunked read)",
+      "server-disconnected"), ("stream reset by client (INTERNAL_ERROR)", "server-disconnected"),
+     ("HTTP/2 connection closed: ...", "server-disconnected"), ("TLS handshake failed", "error")],
+)  # fmt: skip
+def test_end_kinds(message: str, kind: str) -> None:
+    assert end_kind(message) == kind
+
+
+def test_error_hook_writes_the_end_line(tmp_path: Path) -> None:
+    def test(addon: SSECapture, tctx: Any) -> None:
+        flow = sse_flow()
+        addon.responseheaders(flow)
+        flow.response.stream(b"data: a\n\n")
+        flow.error = tflow.terr("Client disconnected.")
+        addon.error(flow)
+
+    run(test, tmp_path)
+    end = load_capture(captures(tmp_path)[0]).end
+    assert end is not None and (end.kind, end.error) == ("client-disconnected", "Client disconnected.")
+
+
+def test_done_closes_open_captures(tmp_path: Path) -> None:
+    def test(addon: SSECapture, tctx: Any) -> None:
+        flow = sse_flow()
+        addon.responseheaders(flow)
+        flow.response.stream(b"data: a\n\n")
+        addon.done()
+
+    run(test, tmp_path)
+    end = load_capture(captures(tmp_path)[0]).end
+    assert end is not None and end.kind == "error" and "shut down" in (end.error or "")
+
+
+def test_bad_filter_is_refused_at_configure(tmp_path: Path) -> None:
+    def test(addon: SSECapture, tctx: Any) -> None:
+        with pytest.raises(exceptions.OptionsError, match="sse_capture_filter"):
+            tctx.configure(addon, sse_capture_filter="~q ((")
+
+    run(test, tmp_path)
+
+
+def test_redaction_can_be_extended_and_turned_off(tmp_path: Path) -> None:
+    def test(addon: SSECapture, tctx: Any) -> None:
+        flow = sse_flow()
+        flow.request.headers["X-Tenant"] = "tenant-SECRET"
+        addon.responseheaders(flow)
+        addon.response(flow)
+
+    run(test, tmp_path, sse_redact_extra=["x-tenant"])
+    assert "SECRET" not in captures(tmp_path)[0].read_text()
+    run(test, tmp_path / "plain", sse_redact=False)
+    assert "sk-SECRET" in captures(tmp_path / "plain")[0].read_text()

@@ -1,0 +1,113 @@
+"""The recording pieces without a proxy: file names, redaction, the writer, the stream callable."""
+
+from __future__ import annotations
+
+import stat
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from sse_inspect import Request, Response, load_capture
+from sse_inspect._redact import REDACTED, Redactor
+from sse_inspect.recorder import CaptureWriter, capture_filename
+
+WHEN = datetime(2026, 11, 30, 3, 12, 45, 123456, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://../../etc/passwd/x",
+        "http://evil/../../../../root/.ssh/authorized_keys",
+        "http://a%2F..%2F..%2Fb/%2e%2e/%2e%2e/x",
+        "http://[::1]:8080/v1/chat/completions",
+        "http://host/" + "a" * 500,
+        "http:///nohost",
+    ],
+)
+def test_filenames_cannot_escape_the_folder(url: str, tmp_path: Path) -> None:
+    name = capture_filename(url, WHEN)
+    assert "/" not in name and "\\" not in name and not name.startswith(".")
+    assert name.startswith("20261130T031245.123456Z-") and name.endswith(".jsonl")
+    assert len(name) < 160
+    assert (tmp_path / name).resolve().parent == tmp_path.resolve()
+
+
+def test_filename_says_host_and_path() -> None:
+    name = capture_filename("https://api.openai.com/v1/chat/completions?x=1", WHEN)
+    assert name == "20261130T031245.123456Z-api.openai.com-v1_chat_completions.jsonl"
+
+
+def test_redact_headers_keeps_names_order_and_case() -> None:
+    headers = (
+        ("Authorization", "Bearer sk-abc"), ("Content-Type", "application/json"), ("x-api-key", "sk-ant-1"),
+        ("Cookie", "session=1"), ("X-Goog-Api-Key", "AIza1"), ("OpenAI-Organization", "org-1"), ("Api-Key", "az"),
+    )  # fmt: skip
+    out = Redactor().redact_headers(headers)
+    assert [k for k, _ in out] == [k for k, _ in headers]
+    assert dict(out) == {
+        "Authorization": REDACTED, "Content-Type": "application/json", "x-api-key": REDACTED, "Cookie": REDACTED,
+        "X-Goog-Api-Key": REDACTED, "OpenAI-Organization": REDACTED, "Api-Key": REDACTED,
+    }  # fmt: skip
+
+
+def test_redact_url() -> None:
+    r = Redactor()
+    assert r.redact_url("https://g.test/v1/m:stream?alt=sse&key=AIzaSECRET") == "https://g.test/v1/m:stream?alt=sse&key=[REDACTED]"
+    assert r.redact_url("https://u:p4ss@h.test/x?api_key=1&token=2") == "https://u:[REDACTED]@h.test/x?api_key=[REDACTED]&token=[REDACTED]"
+    assert r.redact_url("https://h.test/x?q=1&keyword=k") == "https://h.test/x?q=1&keyword=k", "unchanged, byte for byte"
+
+
+def test_extra_names_and_off() -> None:
+    assert Redactor(["X-Tenant"]).redact_headers([("x-tenant", "t1")]) == (("x-tenant", REDACTED),)
+    assert Redactor(["session"]).redact_url("http://h/?session=s") == "http://h/?session=[REDACTED]"
+    assert Redactor(enabled=False).redact_headers([("Authorization", "a")]) == (("Authorization", "a"),)
+    assert Redactor(enabled=False).redact_url("http://h/?key=k") == "http://h/?key=k"
+
+
+def make_writer(tmp_path: Path, **kwargs: object) -> CaptureWriter:
+    return CaptureWriter.create(
+        tmp_path / "caps",
+        request=Request(method="POST", url="https://api.test/v1/chat/completions?key=SECRET",
+                        headers=(("Authorization", "Bearer sk-SECRET"),), body='{"stream": true}'),
+        response=Response(status=200, reason="OK", headers=(("Set-Cookie", "s=SECRET"), ("Content-Type", "text/event-stream")), t=0.1),
+        redactor=Redactor(),
+        recorder="test",
+        when=WHEN,
+        **kwargs,  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+def test_writer_flushes_each_chunk_and_redacts(tmp_path: Path) -> None:
+    writer = make_writer(tmp_path)
+    writer.chunk(0.2, b"data: a\n\n")
+    mid = load_capture(writer.path)
+    assert mid.end is None and mid.body == b"data: a\n\n", "on disk before the next chunk"
+    writer.chunk(0.3, b"data: \xe2\x82")
+    writer.end("complete", 0.4)
+    capture = load_capture(writer.path)
+    assert capture.body == b"data: a\n\ndata: \xe2\x82"
+    assert capture.end is not None and capture.end.kind == "complete"
+    text = writer.path.read_text()
+    assert "SECRET" not in text
+    assert capture.request is not None and capture.request.header("authorization") == REDACTED
+    assert capture.request.body == '{"stream": true}'
+    assert capture.recorder == "sse-inspect 0.1.0 (test)"
+    assert stat.S_IMODE(writer.path.stat().st_mode) == 0o600
+    assert writer.closed
+
+
+def test_writer_never_overwrites(tmp_path: Path) -> None:
+    paths = {make_writer(tmp_path).path for _ in range(3)}
+    assert len(paths) == 3
+    base = capture_filename("https://api.test/v1/chat/completions", WHEN)
+    assert {p.name for p in paths} == {base, base.replace(".jsonl", "-2.jsonl"), base.replace(".jsonl", "-3.jsonl")}
+
+
+def test_writer_explicit_path(tmp_path: Path) -> None:
+    target = tmp_path / "deep" / "x.jsonl"
+    writer = make_writer(tmp_path, path=target)
+    writer.end("server-disconnected", 1.0, "peer closed connection")
+    capture = load_capture(target)
+    assert capture.end is not None and capture.end.error == "peer closed connection"

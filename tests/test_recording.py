@@ -1,0 +1,460 @@
+"""End to end: a real mitmdump running `addons/sse_capture.py`, between a real httpx client and a
+loopback server whose every byte and pause is scripted (`tests/sse_server.py`).
+
+Each test mirrors something that happens when an LLM stream is recorded for real, says which,
+and checks both sides: the client must get exactly what the server sent, as soon as it was sent,
+and the capture must hold the same bytes, in order, timed, with the right end.
+Loopback only; every wait is bounded (client timeouts, server gates, proxy start and stop).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import shutil
+import stat
+import threading
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from itertools import pairwise
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+pytest.importorskip("mitmproxy", reason="recording tests need mitmproxy (the [record] extra)")
+
+import httpx  # noqa: E402
+
+from sse_inspect import Capture, analyze, load_capture  # noqa: E402
+
+from .recording_fixtures import TIMEOUT, Proxy, StartProxy, start_proxy  # noqa: E402, F401
+from .sse_server import SSE_HEADERS, Ending, Script, SSEServer, Write  # noqa: E402
+
+
+@pytest.fixture
+def server() -> Iterator[SSEServer]:
+    with SSEServer() as s:
+        yield s
+
+
+def chat_events(*words: str) -> list[bytes]:
+    """OpenAI Chat Completions stream events for `words`, then `[DONE]`."""
+    deltas = [json.dumps({"choices": [{"index": 0, "delta": {"content": w}}]}) for w in words]
+    return [f"data: {d}\n\n".encode() for d in deltas] + [b"data: [DONE]\n\n"]
+
+
+def read_exactly(chunks: Iterator[bytes], expected: bytes, what: str) -> None:
+    """Read from `chunks` until `len(expected)` bytes came; they must be `expected`."""
+    got = b""
+    try:
+        while len(got) < len(expected):
+            got += next(chunks)
+    except httpx.ReadTimeout:
+        pytest.fail(f"{what} not delivered in time (got {got!r}): the proxy holds bytes back")
+    assert got == expected, what
+
+
+def held(events: list[bytes]) -> tuple[Script, list[threading.Event]]:
+    """A script that sends `events[k + 1]` (after the last one: its clean end) only once `gates[k]` is set."""
+    gates = [threading.Event() for _ in events]
+    writes = [Write(e, gate=gates[k - 1] if k else None) for k, e in enumerate(events)]
+    return Script(writes, end_gate=gates[-1]), gates
+
+
+def stream_held(
+    proxy: Proxy,
+    server: SSEServer,
+    path: str,
+    events: list[bytes],
+    gates: list[threading.Event],
+    on_event: Callable[[int], None] = lambda k: None,
+    timeout: httpx.Timeout = TIMEOUT,
+) -> None:
+    """Read `path` (served by `held(events)`) through `proxy`: event k must reach the client while
+    the server still holds event k + 1; then `on_event(k)` runs and event k + 1 is let go."""
+    with proxy.client(timeout) as client:
+        try:
+            with client.stream("GET", proxy.target(server.url(path))) as r:
+                chunks = r.iter_raw()
+                served = server.request(path)
+                for k, event in enumerate(events):
+                    read_exactly(chunks, event, f"event {k}")
+                    assert len(served.sent) == k + 1
+                    on_event(k)
+                    gates[k].set()
+                assert b"".join(chunks) == b""
+        except httpx.ReadTimeout:
+            pytest.fail(f"no response head within {timeout.read} s while the server held its 2nd event: the proxy buffers")
+
+
+def stream(proxy: Proxy, url: str, method: str = "GET", **kwargs: object) -> bytes:
+    """One whole streamed exchange through `proxy`: the raw body bytes the client received."""
+    with proxy.client() as client, client.stream(method, proxy.target(url), **kwargs) as response:  # type: ignore[arg-type]
+        return b"".join(response.iter_raw())
+
+
+def stream_each(proxy: Proxy, server: SSEServer, paths: Iterable[str]) -> list[bytes]:
+    """The body of each path in turn, over one client connection (kept alive, as an SDK does)."""
+    with proxy.client() as client:
+        return [client.get(proxy.target(server.url(path))).content for path in paths]
+
+
+def chunk_times(capture: Capture) -> list[float]:
+    times = [c.t for c in capture.chunks if c.t is not None]
+    assert len(times) == len(capture.chunks), capture
+    return times
+
+
+# -- the harness itself -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("ending", ["clean", "reset", "truncate"])
+def test_server_endings_as_a_direct_client_sees_them(server: SSEServer, ending: Ending) -> None:
+    """Without a proxy, the scripted endings look to a client as they do from a real server:
+    a clean chunked end, or an error after the bytes that were sent (a crash, a cut connection)."""
+    events = chat_events("a", "b")
+    server.routes["/s"] = Script.events(*events, ending=ending)
+    got = b""
+    with httpx.Client(trust_env=False, timeout=TIMEOUT) as client, client.stream("GET", server.url("/s")) as r:
+        try:
+            for chunk in r.iter_raw():
+                got += chunk
+        except httpx.TransportError:
+            assert ending != "clean"
+        else:
+            assert ending == "clean"
+    assert got == b"".join(events)
+    assert server.request("/s").outcome == ending
+
+
+def test_the_no_buffering_check_catches_plain_mitmdump(start_proxy: StartProxy, server: SSEServer) -> None:
+    """mitmproxy without the addon buffers a whole event stream (mitmproxy#4469): the client gets
+    nothing while the server holds its second event. `stream_held` must say so."""
+    events = chat_events("Hel")
+    server.routes["/s"], gates = held(events)
+    proxy = start_proxy(addon=False)
+    with pytest.raises(pytest.fail.Exception, match="the proxy buffers"):
+        stream_held(proxy, server, "/s", events, gates, timeout=httpx.Timeout(5.0, read=0.5))
+    assert len(server.request("/s").sent) == 1
+
+
+# -- recording ----------------------------------------------------------------------------
+
+
+def test_records_exact_bytes_request_and_response(start_proxy: StartProxy, server: SSEServer) -> None:
+    """A chat completion POSTed through the proxy: the client and the capture both get the body
+    byte for byte, chunk by chunk (here with a `€` split across two chunks, as TCP may cut it),
+    and the capture names the request and response and says the stream completed."""
+    writes = [b'data: {"delta": "Hel"}\n\n', b'data: {"delta": "lo \xe2\x82', b'\xac"}\n\n', b"data: [DONE]\n\n"]
+    headers = [*SSE_HEADERS, ("X-Request-Id", "req-1")]
+    server.routes["/v1/chat/completions"] = Script([Write(w, delay=0.01) for w in writes], headers=headers)
+    proxy = start_proxy()
+    prompt = json.dumps({"model": "gpt-4o-mini", "stream": True, "messages": [{"role": "user", "content": "Hi"}]})
+    url = server.url("/v1/chat/completions")
+
+    received = stream(proxy, url, "POST", content=prompt, headers={"Content-Type": "application/json"})
+
+    assert received == b"".join(writes)
+    assert server.request("/v1/chat/completions").body == prompt.encode()
+    [capture] = proxy.captures(1)
+    assert [c.data for c in capture.chunks] == writes
+    assert capture.end is not None and capture.end.kind == "complete", capture.end
+    assert capture.request is not None and capture.response is not None
+    assert (capture.request.method, capture.request.url, capture.request.body) == ("POST", url, prompt)
+    assert capture.request.header("content-type") == "application/json"
+    assert (capture.response.status, capture.response.reason, capture.response.http_version) == (200, "OK", "HTTP/1.1")
+    assert capture.response.header("content-type") == "text/event-stream"
+    assert capture.response.header("x-request-id") == "req-1"
+    path = Path(str(capture.path))
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert re.fullmatch(r"\d{8}T\d{6}\.\d{6}Z-127\.0\.0\.1-[A-Za-z0-9._-]*completions\.jsonl", path.name), path.name
+
+
+def test_chunk_times_follow_the_servers_schedule(start_proxy: StartProxy, server: SSEServer) -> None:
+    """Tokens generated 150 ms apart: each chunk's `t` is when it really passed, so the gaps in the
+    capture match the gaps at which the server wrote (what "time between tokens" is computed from)."""
+    events = chat_events("one", "two", "three", "four")
+    server.routes["/s"] = Script.events(*events, interval=0.15)
+    proxy = start_proxy()
+
+    assert stream(proxy, server.url("/s")) == b"".join(events)
+
+    [capture] = proxy.captures(1)
+    assert [c.data for c in capture.chunks] == events
+    times = chunk_times(capture)
+    assert capture.response is not None and capture.response.t is not None
+    assert 0 <= capture.response.t <= times[0]
+    assert all(a < b for a, b in pairwise(times)), times
+    sent = server.request("/s").sent
+    for (t0, t1), (s0, s1) in zip(pairwise(times), pairwise(sent), strict=True):
+        assert abs((s1 - s0) - 0.15) < 0.08, sent
+        assert abs((t1 - t0) - (s1 - s0)) < 0.08, (times, sent)
+
+
+def test_no_buffering_and_each_chunk_written_before_it_is_forwarded(
+    start_proxy: StartProxy, server: SSEServer
+) -> None:
+    """The symptom users bring: "the stream arrives all at once". With the server holding each next
+    event until the test lets it go, the client must already have event k before event k+1 exists,
+    and the capture file must already hold it (a crash of the proxy then loses nothing seen)."""
+    events = chat_events("Hel", "lo")
+    server.routes["/s"], gates = held(events)
+    proxy = start_proxy()
+
+    def written_before_forwarded(k: int) -> None:
+        [path] = proxy.capture_files()
+        assert [c.data for c in load_capture(path).chunks] == events[: k + 1]
+
+    stream_held(proxy, server, "/s", events, gates, written_before_forwarded)
+
+    [capture] = proxy.captures(1)
+    assert [c.data for c in capture.chunks] == events
+    assert capture.end is not None and capture.end.kind == "complete"
+
+
+def test_client_disconnect_mid_stream(start_proxy: StartProxy, server: SSEServer) -> None:
+    """The user presses Stop (the SDK closes the response) after two events: the capture ends
+    "client-disconnected", keeps both events, and the proxy lets the server know (it closes upstream)."""
+    events = chat_events("Hel", "lo")
+    server.routes["/s"] = Script([Write(events[0]), Write(events[1]), Write(events[2], gate=threading.Event())])
+    proxy = start_proxy()
+
+    with proxy.client() as client, client.stream("GET", proxy.target(server.url("/s"))) as r:
+        read_exactly(r.iter_raw(), events[0] + events[1], "the first two events")
+        # leaving the block closes the half-read response, as an SDK's `close()` does
+
+    [capture] = proxy.captures(1)
+    assert capture.end is not None and capture.end.kind == "client-disconnected", capture.end
+    assert [c.data for c in capture.chunks] == events[:2]
+    served = server.request("/s")
+    served.wait()
+    assert served.outcome == "client-gone"
+
+
+@pytest.mark.parametrize("ending", ["reset", "truncate"])
+def test_server_disconnect_mid_stream(start_proxy: StartProxy, server: SSEServer, ending: Ending) -> None:
+    """The server dies (reset) or the connection is closed before the end of the chunked body (an
+    idle timeout in a load balancer): the client sees a broken stream, never a clean end, and the
+    capture ends "server-disconnected" with everything that came before."""
+    events = chat_events("Hel", "lo")[:2]
+    cut = threading.Event()
+    server.routes["/s"] = Script([Write(e) for e in events], ending=ending, end_gate=cut)
+    proxy = start_proxy()
+
+    with proxy.client() as client, client.stream("GET", proxy.target(server.url("/s"))) as r:
+        chunks = r.iter_raw()
+        read_exactly(chunks, b"".join(events), "both events")
+        cut.set()
+        with pytest.raises(httpx.TransportError):
+            next(chunks)
+
+    [capture] = proxy.captures(1)
+    assert capture.end is not None and capture.end.kind == "server-disconnected", capture.end
+    assert [c.data for c in capture.chunks] == events
+
+
+def test_proxy_shutdown_mid_stream(start_proxy: StartProxy, server: SSEServer) -> None:
+    """Ctrl-C on mitmdump while a stream is open: `done()` closes the capture with an "error" end,
+    after the event that had passed."""
+    events = chat_events("Hel")
+    server.routes["/s"] = Script([Write(events[0]), Write(events[1], gate=threading.Event())])
+    proxy = start_proxy()
+
+    with proxy.client() as client, client.stream("GET", proxy.target(server.url("/s"))) as r:
+        chunks = r.iter_raw()  # kept: dropping a half-read iterator closes the connection
+        read_exactly(chunks, events[0], "the first event")
+        assert proxy.stop() == 0, proxy.log()
+
+    [capture] = proxy.captures(1)
+    assert capture.end is not None and capture.end.kind == "error", capture.end
+    assert [c.data for c in capture.chunks] == events[:1]
+
+
+def test_secrets_are_redacted(start_proxy: StartProxy, server: SSEServer) -> None:
+    """A capture gets shared in a bug report: API keys (header or Gemini's `?key=`) and cookies,
+    both ways, must not be in it, nor the names added with `sse_redact_extra` (a header, a query
+    parameter). Names stay, values become "[REDACTED]", other headers are kept."""
+    path = "/v1beta/models/gemini-2.0-flash:streamGenerateContent"
+    response_headers = [*SSE_HEADERS, ("Set-Cookie", "session=SETCOOKIE-SECRET; HttpOnly"), ("X-Served-By", "edge-7")]
+    server.routes[path] = Script.events(b'data: {"candidates": []}\n\n', headers=response_headers)
+    proxy = start_proxy(sse_redact_extra=["X-Org-Token", "sig"])
+    secrets = {
+        "Authorization": "Bearer sk-test-123",
+        "x-api-key": "k-APIKEY-SECRET",
+        "Cookie": "a=b-COOKIE-SECRET",
+        "X-Org-Token": "ORG-SECRET",
+    }
+    query = "?key=AIzaSECRET&alt=sse&sig=SIG-SECRET"
+
+    stream(proxy, server.url(path) + query, headers={**secrets, "X-Trace": "trace-42"})
+
+    assert ("Authorization", "Bearer sk-test-123") in server.request(path).headers  # the traffic is untouched
+    [capture] = proxy.captures(1)
+    text = Path(str(capture.path)).read_text()
+    for secret in ["sk-test-123", "APIKEY-SECRET", "COOKIE-SECRET", "ORG-SECRET", "AIzaSECRET", "SIG-SECRET", "SETCOOKIE-SECRET"]:
+        assert secret not in text
+    assert capture.request is not None and capture.response is not None
+    for name in secrets:
+        assert capture.request.header(name) == "[REDACTED]", name
+    assert capture.response.header("set-cookie") == "[REDACTED]"
+    assert capture.request.header("x-trace") == "trace-42"
+    assert capture.response.header("x-served-by") == "edge-7"
+    assert capture.response.header("content-type") == "text/event-stream"
+    assert parse_qs(urlsplit(capture.request.url).query) == {"key": ["[REDACTED]"], "alt": ["sse"], "sig": ["[REDACTED]"]}
+
+
+def _routes_for_types(server: SSEServer) -> dict[str, bytes]:
+    """A JSON answer, an NDJSON stream (Ollama's native API) and an SSE stream: path -> body."""
+    bodies = {
+        "/json": b'{"choices": []}',
+        "/ndjson": b'{"message": {"content": "Hi"}, "done": false}\n{"done": true}\n',
+        "/sse": b"data: [DONE]\n\n",
+    }
+    types = {"/json": "application/json", "/ndjson": "application/x-ndjson", "/sse": "text/event-stream"}
+    for path, body in bodies.items():
+        server.routes[path] = Script([Write(body)], headers=[("Content-Type", types[path])])
+    return bodies
+
+
+def test_only_event_streams_are_recorded_by_default(start_proxy: StartProxy, server: SSEServer) -> None:
+    """An app also makes plain JSON calls and NDJSON streams: by default only the event stream is
+    recorded, and the others pass through untouched."""
+    bodies = _routes_for_types(server)
+    proxy = start_proxy()
+
+    assert stream_each(proxy, server, bodies) == list(bodies.values())
+
+    [capture] = proxy.captures(1)
+    assert capture.request is not None and capture.request.url == server.url("/sse")
+
+
+def test_capture_types_option_adds_ndjson(start_proxy: StartProxy, server: SSEServer) -> None:
+    """`sse_capture_types=text/event-stream,application/x-ndjson` also records Ollama-style NDJSON
+    streams, still not plain JSON."""
+    bodies = _routes_for_types(server)
+    proxy = start_proxy(sse_capture_types="text/event-stream,application/x-ndjson")
+
+    assert stream_each(proxy, server, bodies) == list(bodies.values())
+
+    captures = {urlsplit(c.request.url).path: c for c in proxy.captures(2) if c.request is not None}
+    assert set(captures) == {"/ndjson", "/sse"}
+    assert captures["/ndjson"].body == bodies["/ndjson"]
+
+
+def test_capture_filter_option(start_proxy: StartProxy, server: SSEServer) -> None:
+    """`sse_capture_filter` keeps recording to the API of interest, not every event stream an app
+    opens (a dev server's live reload, a notifications feed)."""
+    for path in ("/livereload", "/v1/chat/completions"):
+        server.routes[path] = Script.events(b"data: x\n\n")
+    proxy = start_proxy(sse_capture_filter="~u /v1/")
+
+    for path in ("/livereload", "/v1/chat/completions"):
+        assert stream(proxy, server.url(path)) == b"data: x\n\n"
+
+    [capture] = proxy.captures(1)
+    assert capture.request is not None and capture.request.url == server.url("/v1/chat/completions")
+
+
+def test_request_body_can_be_left_out(start_proxy: StartProxy, server: SSEServer) -> None:
+    """`sse_capture_request_body=false`: a capture that may travel must not carry the prompt."""
+    server.routes["/v1/messages"] = Script.events(b"event: message_stop\ndata: {}\n\n")
+    proxy = start_proxy(sse_capture_request_body=False)
+
+    stream(proxy, server.url("/v1/messages"), "POST", content=b'{"prompt": "CONFIDENTIAL-PROMPT"}')
+
+    [capture] = proxy.captures(1)
+    assert capture.request is not None and capture.request.body is None
+    assert "CONFIDENTIAL-PROMPT" not in Path(str(capture.path)).read_text()
+
+
+def test_failing_disk_does_not_break_the_stream(start_proxy: StartProxy, server: SSEServer) -> None:
+    """The capture folder is gone (deleted, a full disk, a path that became a file) while the proxy
+    runs: recording fails, the traffic must not. The stream still passes whole and live (not
+    buffered until its end), and the proxy keeps serving. (A file, not chmod: root writes through
+    permissions.)"""
+    events = chat_events("still", "here")
+    server.routes["/first"], gates = held(events)
+    server.routes["/second"] = Script.events(*events)
+    proxy = start_proxy()
+    shutil.rmtree(proxy.capture_dir, ignore_errors=True)
+    proxy.capture_dir.write_text("a file where the capture folder was\n")
+
+    stream_held(proxy, server, "/first", events, gates)
+    assert stream(proxy, server.url("/second")) == b"".join(events)
+
+    assert proxy.capture_dir.is_file()
+
+
+def test_fifty_parallel_streams(start_proxy: StartProxy, server: SSEServer) -> None:
+    """An agent fanning out 50 streamed calls through one proxy: 50 captures, none mixed up with
+    another, each exact and complete."""
+    bodies = {f"/stream/{i}": chat_events(f"s{i}-a", f"s{i}-b", f"s{i}-c") for i in range(50)}
+    for path, events in bodies.items():
+        server.routes[path] = Script.events(*events, interval=0.02)
+    proxy = start_proxy()
+
+    async def one(client: httpx.AsyncClient, path: str) -> bytes:
+        async with client.stream("GET", proxy.target(server.url(path))) as r:
+            return b"".join([chunk async for chunk in r.aiter_raw()])
+
+    async def all_streams() -> list[bytes]:
+        async with proxy.async_client(limits=httpx.Limits(max_connections=len(bodies))) as client:
+            return await asyncio.wait_for(asyncio.gather(*(one(client, p) for p in bodies)), 30)
+
+    received = asyncio.run(all_streams())
+
+    assert received == [b"".join(events) for events in bodies.values()]
+    captures = {urlsplit(c.request.url).path: c for c in proxy.captures(50, timeout=20) if c.request is not None}
+    assert set(captures) == set(bodies)
+    for path, events in bodies.items():
+        assert [c.data for c in captures[path].chunks] == events, path
+        end = captures[path].end
+        assert end is not None and end.kind == "complete", (path, end)
+
+
+def test_close_delimited_body(start_proxy: StartProxy, server: SSEServer) -> None:
+    """An HTTP/1.0-style server (no length, no chunking: the body ends when the connection closes,
+    as from a development server): the close is the clean end of the stream."""
+    events = chat_events("Hel", "lo")
+    server.routes["/s"] = Script.events(*events, interval=0.01, framing="close")
+    proxy = start_proxy()
+
+    assert stream(proxy, server.url("/s")) == b"".join(events)
+
+    [capture] = proxy.captures(1)
+    assert capture.body == b"".join(events)
+    assert capture.end is not None and capture.end.kind == "complete", capture.end
+
+
+def test_gzip_stream_stored_as_sent_and_decoded_on_analysis(start_proxy: StartProxy, server: SSEServer) -> None:
+    """Compression middleware on an SSE endpoint, flushing after each event (Z_SYNC_FLUSH): the
+    capture keeps the compressed wire bytes, and analysis decodes them into the right events."""
+    events = chat_events("Hel", "lo")
+    compressor = zlib.compressobj(wbits=31)
+    wire = [compressor.compress(e) + compressor.flush(zlib.Z_SYNC_FLUSH) for e in events]
+    wire[-1] += compressor.flush()
+    headers = [*SSE_HEADERS, ("Content-Encoding", "gzip")]
+    server.routes["/s"] = Script([Write(w, delay=0.01) for w in wire], headers=headers)
+    proxy = start_proxy()
+
+    assert stream(proxy, server.url("/s")) == b"".join(wire)
+
+    [capture] = proxy.captures(1)
+    assert capture.body == b"".join(wire)
+    assert [e.data for e in analyze(capture).events] == [e[len(b"data: ") : -2].decode() for e in events]
+
+
+def test_reverse_mode(start_proxy: StartProxy, server: SSEServer) -> None:
+    """Reverse mode, how an SDK is pointed at the proxy with no certificates (`OPENAI_BASE_URL=
+    http://127.0.0.1:PORT`): recorded the same, under the upstream's URL."""
+    events = chat_events("Hel", "lo")
+    server.routes["/v1/chat/completions"] = Script.events(*events)
+    proxy = start_proxy(f"reverse:{server.url('')}")
+
+    assert stream(proxy, server.url("/v1/chat/completions"), "POST", content=b"{}") == b"".join(events)
+
+    [capture] = proxy.captures(1)
+    assert capture.request is not None and capture.request.url == server.url("/v1/chat/completions")
+    assert capture.body == b"".join(events)
