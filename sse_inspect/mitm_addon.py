@@ -17,6 +17,7 @@ from typing import Any, Optional
 
 from mitmproxy import ctx, exceptions, flowfilter, http
 
+from . import mitm_view
 from ._capture import Request, Response
 from ._redact import Redactor
 from .recorder import CaptureWriter
@@ -99,6 +100,7 @@ class SSECapture:
         """Called with ("start" | "end", recorder) as captures open and close (used by `sse-inspect record`)."""
 
     def load(self, loader: Any) -> None:
+        mitm_view.register()
         loader.add_option("sse_capture_dir", str, "./captures", "Folder for the sse-capture/1 files.")
         loader.add_option(
             "sse_capture_filter", Optional[str], None, "Record only flows matching this mitmproxy filter expression."
@@ -187,6 +189,7 @@ class SSECapture:
         self._finish(flow, end_kind(message), message)
 
     def done(self) -> None:
+        mitm_view.unregister()
         for flow_id in list(self.active):
             self._finish_id(flow_id, "error", "proxy shut down while the stream was open")
 

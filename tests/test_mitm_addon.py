@@ -200,3 +200,21 @@ def test_redaction_can_be_extended_and_turned_off(tmp_path: Path) -> None:
     assert "SECRET" not in captures(tmp_path)[0].read_text()
     run(test, tmp_path / "plain", sse_redact=False)
     assert "sk-SECRET" in captures(tmp_path / "plain")[0].read_text()
+
+
+def test_content_view_shows_events(tmp_path: Path) -> None:
+    from mitmproxy import contentviews
+
+    from sse_inspect.mitm_view import NAME
+
+    body = b": keep-alive\n\nid: 7\nevent: delta\ndata: a\ndata: b\n\ndata: tail"
+
+    def test(addon: SSECapture, tctx: Any) -> None:
+        view, lines = contentviews.get_content_view(contentviews.get("auto"), body, content_type="text/event-stream")[:2]
+        text = "\n".join("".join(t for _, t in line) for line in lines)
+        assert view == NAME
+        assert text.startswith(": keep-alive\n#0 delta id=7 @14\n    a\n    b\n! unterminated-event: ")
+        other = contentviews.get_content_view(contentviews.get("auto"), b"{}", content_type="application/json")[0]
+        assert other != NAME
+
+    run(test, tmp_path)
