@@ -56,6 +56,11 @@ class Proxy:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def confdir(self) -> Path:
+        """mitmproxy's folder: its CA (`mitmproxy-ca-cert.pem`) is generated there at start."""
+        return self.log_path.parent / "conf"
+
     def log(self) -> str:
         """Everything mitmdump printed so far."""
         return self.log_path.read_text(errors="replace")

@@ -13,6 +13,7 @@ import asyncio
 import json
 import re
 import shutil
+import ssl
 import stat
 import threading
 import zlib
@@ -458,3 +459,47 @@ def test_reverse_mode(start_proxy: StartProxy, server: SSEServer) -> None:
     [capture] = proxy.captures(1)
     assert capture.request is not None and capture.request.url == server.url("/v1/chat/completions")
     assert capture.body == b"".join(events)
+
+
+class _OffersH2First(ssl.SSLContext):
+    """A client TLS context whose ALPN offer puts h2 first, as curl, browsers and Go's net/http do.
+
+    httpcore offers `http/1.1, h2` whatever the context says, and mitmproxy picks the first protocol
+    of the client's offer that it speaks: with httpx's own order, `http2=True` through mitmdump
+    still gets HTTP/1.1."""
+
+    def set_alpn_protocols(self, alpn_protocols: Iterable[str]) -> None:
+        super().set_alpn_protocols(sorted(alpn_protocols, key=lambda p: p != "h2"))
+
+
+def test_http2_client_in_reverse_mode(start_proxy: StartProxy, server: SSEServer) -> None:
+    """An SDK speaking HTTP/2 over TLS to the proxy (reverse mode detects TLS from the client and
+    serves mitmproxy's certificate for 127.0.0.1), the upstream speaking HTTP/1.1: each event still
+    reaches the client as DATA while the server holds the next, and the capture is exact, with no
+    empty chunk and one "complete" end (mitmproxy ≤ 11 calls the stream function with b"" twice at
+    the end of an HTTP/2 body)."""
+    events = chat_events("Hel", "lo")
+    server.routes["/v1/chat/completions"], gates = held(events)
+    proxy = start_proxy(f"reverse:{server.url('')}")
+    tls = _OffersH2First(ssl.PROTOCOL_TLS_CLIENT)
+    tls.load_verify_locations(proxy.confdir / "mitmproxy-ca-cert.pem")
+    url = f"https://127.0.0.1:{proxy.port}/v1/chat/completions"
+
+    with httpx.Client(http2=True, verify=tls, trust_env=False, timeout=TIMEOUT) as client:
+        with client.stream("POST", url, content=b"{}") as r:
+            assert r.http_version == "HTTP/2"
+            chunks = r.iter_raw()
+            for k, event in enumerate(events):
+                read_exactly(chunks, event, f"event {k}")
+                gates[k].set()
+            assert b"".join(chunks) == b""
+
+    [capture] = proxy.captures(1)
+    assert [c.data for c in capture.chunks] == events
+    assert capture.end is not None and capture.end.kind == "complete", capture.end
+    assert capture.request is not None and capture.response is not None
+    assert (capture.request.http_version, capture.response.http_version) == ("HTTP/2.0", "HTTP/1.1")
+    assert capture.request.url == server.url("/v1/chat/completions")
+    lines = Path(str(capture.path)).read_text().splitlines()
+    assert len(lines) == 1 + len(events) + 1, lines
+    assert json.loads(lines[-1])["end"] == "complete"

@@ -9,14 +9,17 @@ import sys
 
 import click
 from rich.console import Console
+from rich.text import Text
 
 from .. import __version__
 from .._analysis import analyze
 from .._capture import load_capture
 from .._events import Comment, Event
 from .._rechunk import RechunkSpec
+from ..checks import run_checks
 from . import _json, _render
 from ._params import capture_argument, dialect_option, input_errors, json_option, rechunk_option
+from ._check import check, findings_view, report_json
 from ._record import fetch, record
 
 __all__ = ["main"]
@@ -32,7 +35,7 @@ def cli() -> None:
     """Record, replay and diagnose Server-Sent Events streams (LLM token streams above all).
 
     CAPTURE is an sse-capture/1 file, a raw text/event-stream body, or - for stdin.
-    Exit codes: 0 success, 2 bad usage or unreadable input.
+    Exit codes: 0 success, 1 `check` found problems (see --fail-on), 2 bad usage or unreadable input.
     """
 
 
@@ -44,7 +47,13 @@ def cli() -> None:
 def show(capture: str, dialect: str | None, rechunk: RechunkSpec | None) -> None:
     """The main view: request, streaming headers, timing, timeline, how it ended, the answer."""
     analysis = analyze(load_capture(capture), rechunk=rechunk, dialect=dialect)
-    _out().print(_render.show_view(analysis))
+    console = _out()
+    console.print(_render.show_view(analysis))
+    report = report_json(run_checks(analysis), capture)
+    if report["findings"]:
+        console.print()
+        console.print(Text("findings", style="bold"))
+        console.print(findings_view(report["findings"], verbose=False))
 
 
 @cli.command()
@@ -114,6 +123,7 @@ def text(capture: str, as_json: bool, dialect: str | None, rechunk: RechunkSpec 
         sys.stdout.write(out + ("\n" if out else ""))
 
 
+cli.add_command(check)
 cli.add_command(record)
 cli.add_command(fetch)
 

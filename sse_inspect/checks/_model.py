@@ -1,0 +1,162 @@
+"""What a check reports (`Finding`), the registry of codes, and the thresholds that tune them."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Any
+
+from .._errors import SSEInspectError
+
+__all__ = ["CODES", "Code", "Finding", "Severity", "Skipped", "Thresholds", "parse_threshold"]
+
+
+class Severity(IntEnum):
+    """How bad a finding is; the order is what `--fail-on` compares."""
+
+    INFO = 1
+    WARNING = 2
+    ERROR = 3
+
+    def __str__(self) -> str:
+        return self.name.lower()
+
+
+@dataclass(frozen=True, slots=True)
+class Code:
+    """A finding code: its name never changes once released."""
+
+    name: str
+    severity: Severity
+    family: str
+    """framing, lifecycle, headers or timing."""
+    fix: str
+    """Why it matters and how to fix it, in a sentence or two."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Finding:
+    """One thing a check found, with its evidence."""
+
+    code: str
+    severity: Severity
+    message: str
+    """One line with the evidence: times, counts, sizes, event index, byte offset."""
+    t: float | None = None
+    event_index: int | None = None
+    offset: int | None = None
+    evidence: dict[str, Any] = field(default_factory=dict)
+    """The numbers behind the message, for --json."""
+
+    @property
+    def fix(self) -> str:
+        return CODES[self.code].fix
+
+    def __repr__(self) -> str:
+        return f"<Finding {self.severity} {self.code}: {self.message}>"
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """Checks that could not run on this capture, and why (never a silent pass)."""
+
+    codes: tuple[str, ...]
+    reason: str
+
+
+def _codes(*codes: Code) -> dict[str, Code]:
+    return {c.name: c for c in codes}
+
+
+_W, _E, _I = Severity.WARNING, Severity.ERROR, Severity.INFO
+_BUFFER_FIX = (
+    "a hop buffers the stream: for nginx set `proxy_buffering off` (or send `X-Accel-Buffering: no` "
+    "from the upstream), turn off gzip for text/event-stream, send `Cache-Control: no-cache, no-transform`, "
+    "and make sure the framework flushes each event"
+)
+
+CODES: dict[str, Code] = _codes(
+    Code("buffering-burst", _W, "timing", _BUFFER_FIX),
+    Code("single-flush", _W, "timing", _BUFFER_FIX + "; a client sees nothing until the answer is complete"),
+    Code("fixed-size-flush", _W, "timing", "chunks cut at a buffer's size across events: " + _BUFFER_FIX),
+    Code("long-silence", _W, "timing",
+         "idle timeouts of proxies and load balancers (often 60 s, Cloudflare 100 s) cut silent connections: "
+         "send a comment line (`: keep-alive`) every 15-30 s"),
+    Code("heartbeats", _I, "framing", "comment lines keep idle connections alive; clients ignore them"),
+    Code("missing-end-marker", _E, "lifecycle",
+         "a client cannot tell a finished answer from a cut one: find the hop that closed the connection "
+         "(timeouts, a crashed worker) or the recorder or gateway that dropped the marker"),
+    Code("data-after-end", _W, "lifecycle", "clients stop reading at the end marker and never see these events"),
+    Code("duplicate-end-marker", _W, "lifecycle", "a gateway or proxy added a second end marker; clients stop at the first"),
+    Code("done-not-json", _I, "lifecycle",
+         "compare `data` with the sentinel before `json.loads` (the OpenAI SDKs stop at `data == \"[DONE]\"`)"),
+    Code("invalid-json", _E, "lifecycle", "clients that `json.loads` every data payload crash on this event"),
+    Code("error-event", _E, "lifecycle",
+         "the HTTP status said success, so only clients that check each event see this error"),
+    Code("http-error", _E, "headers", "the server refused the request; the body says why"),
+    Code("wrong-content-type", _W, "headers",
+         "EventSource and many clients require `Content-Type: text/event-stream`; some proxies buffer other types"),
+    Code("compressed-stream", _W, "headers",
+         "compression middleware buffers to fill its blocks: disable gzip/brotli for text/event-stream "
+         "(nginx `gzip off` there, or `Cache-Control: no-transform`)"),
+    Code("decode-error", _E, "framing", "the body does not decode as its Content-Encoding says: a hop corrupted or cut it"),
+    Code("content-length", _W, "headers",
+         "a Content-Length makes clients and proxies wait for that many bytes; an event stream has no length"),
+    Code("no-cache-header", _I, "headers", "caches and CDNs may store or hold the stream: send `Cache-Control: no-cache`"),
+    Code("x-accel-buffering", _I, "headers",
+         "a buffering proxy is in the path: send `X-Accel-Buffering: no` from the upstream to turn nginx's off"),
+    Code("incomplete-event", _W, "framing",
+         "bytes after the last blank line form no event: clients drop them; end every event with a blank line"),
+    Code("invalid-utf8", _W, "framing", "event streams are UTF-8: clients show U+FFFD in place of these bytes"),
+    Code("cr-line-endings", _W, "framing",
+         "lone CR or mixed line ends are legal, but clients that split on LF merge or mangle events"),
+    Code("bom", _W, "framing", "a leading BOM is dropped by spec parsers, but naive ones see a field named '\\ufeffdata'"),
+    Code("ignored-fields", _I, "framing", "clients ignore fields other than data, event, id and retry"),
+    Code("recording-incomplete", _W, "lifecycle",
+         "the capture has no end line: the recorder stopped (crash, kill) before the stream ended"),
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Thresholds:
+    """The numbers that decide the timing findings; each can be set with `--threshold NAME=VALUE`."""
+
+    burst_min_events: int = 5
+    """A release of fewer events is never a burst: servers write 2-4 events at once on their own
+    (Anthropic's message_start + content_block_start + ping, OpenAI's usage chunk + [DONE])."""
+    burst_window_ms: float = 10.0
+    """Chunks closer than this together form one release (a hop's flush split over several reads)."""
+    burst_span_ms: float = 50.0
+    """A release longer than this is a fast stream, not a flush (Groq streams 2 ms apart)."""
+    burst_min_silence_ms: float = 250.0
+    """The silence before a burst must be at least this long ..."""
+    burst_silence_factor: float = 4.0
+    """... and this many times the stream's mean interval between events: a hop that holds N events
+    is silent for about N intervals, so this is met by any N >= burst_min_events."""
+    single_flush_share: float = 0.9
+    """single-flush: the share of the body's bytes and events that arrived in one release."""
+    fixed_flush_min_chunks: int = 3
+    """fixed-size-flush: how many chunks of the same size (1 KiB or more) it takes."""
+    long_silence_s: float = 30.0
+    """long-silence: half of the common 60 s idle timeout (nginx proxy_read_timeout, AWS ALB)."""
+
+    def describe(self) -> str:
+        return ", ".join(f"{f.name}={getattr(self, f.name)}" for f in dataclasses.fields(self))
+
+
+def parse_threshold(thresholds: Thresholds, text: str) -> Thresholds:
+    """`thresholds` with one `NAME=VALUE` applied; raises SSEInspectError naming the known names."""
+    names = [f.name for f in dataclasses.fields(Thresholds)]
+    name, sep, value = text.partition("=")
+    name = name.strip().replace("-", "_")
+    if not sep or name not in names:
+        raise SSEInspectError(f"unknown threshold {text!r}; use NAME=VALUE with NAME one of: {', '.join(names)}")
+    kind = type(getattr(thresholds, name))
+    try:
+        number = kind(value)
+    except ValueError:
+        raise SSEInspectError(f"threshold {name} takes a number, not {value!r}") from None
+    if number < 0:
+        raise SSEInspectError(f"threshold {name} cannot be negative")
+    return dataclasses.replace(thresholds, **{name: number})

@@ -1,0 +1,210 @@
+"""`sse-inspect check`: findings for one capture or many, as a rich report or one JSON document."""
+
+from __future__ import annotations
+
+import glob
+import os
+import sys
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console, Group, RenderableType
+from rich.progress import Progress
+from rich.table import Table
+from rich.text import Text
+
+from .._analysis import analyze
+from .._capture import load_capture
+from .._errors import SSEInspectError
+from ..checks import Report, Severity, Thresholds, parse_codes, parse_threshold, run_checks
+from . import _render
+from ._json import dumps
+from ._params import InputError, dialect_option, input_errors, json_option
+
+__all__ = ["check", "findings_view", "report_json"]
+
+FAIL_ON = {"error": Severity.ERROR, "warning": Severity.WARNING, "info": Severity.INFO, "never": None}
+PARALLEL_FROM = 4
+"""From this many captures on, they are checked in parallel, one process per core."""
+_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
+
+
+def report_json(report: Report, path: str) -> dict[str, Any]:
+    a = report.analysis
+    t = a.timing
+    return {
+        "path": path,
+        "dialect": a.dialect,
+        "verdict": report.verdict,
+        "worst": str(report.worst) if report.worst else None,
+        "findings": [
+            {
+                "code": f.code,
+                "severity": str(f.severity),
+                "message": f.message,
+                "fix": f.fix,
+                "t": f.t,
+                "event_index": f.event_index,
+                "offset": f.offset,
+                "evidence": f.evidence,
+            }
+            for f in report.findings
+        ],
+        "skipped": [{"codes": list(s.codes), "reason": s.reason} for s in report.skipped],
+        "stats": {
+            "events": t.events,
+            "chunks": t.chunks,
+            "bytes": t.bytes,
+            "ttfb": t.ttfb,
+            "first_token": t.first_token,
+            "total": t.total,
+            "timed": a.capture.timed,
+            "end": a.capture.end.kind if a.capture.end else None,
+            "complete": a.answer.complete,
+        },
+    }
+
+
+def check_one(path: str, dialect: str | None, thresholds: Thresholds, select: frozenset[str] | None,
+              ignore: frozenset[str]) -> dict[str, Any]:  # fmt: skip
+    """Check one capture file; a file that cannot be read gives {"path", "error"}."""
+    try:
+        analysis = analyze(load_capture(path), dialect=dialect)
+    except SSEInspectError as exc:
+        return {"path": path, "error": exc.message}
+    return report_json(run_checks(analysis, thresholds=thresholds, select=select, ignore=ignore), path)
+
+
+def expand(inputs: tuple[str, ...]) -> list[str]:
+    """Files as given; folders searched for *.jsonl and *.sse; unexpanded glob patterns expanded."""
+    paths: list[str] = []
+    for item in inputs:
+        if os.path.isdir(item):
+            found = sorted(str(p) for p in Path(item).rglob("*") if p.suffix in (".jsonl", ".sse") and p.is_file())
+            if not found:
+                raise InputError(f"{item}: no .jsonl or .sse files in this folder")
+            paths += found
+        elif item != "-" and not os.path.exists(item) and glob.has_magic(item):
+            matched = sorted(glob.glob(item, recursive=True))
+            if not matched:
+                raise InputError(f"{item}: no file matches")
+            paths += matched
+        else:
+            paths.append(item)
+    return paths
+
+
+def _results(paths: list[str], args: tuple[Any, ...], progress: bool) -> Iterator[dict[str, Any]]:
+    if len(paths) < PARALLEL_FROM:
+        yield from (check_one(p, *args) for p in paths)
+        return
+    workers = min(os.cpu_count() or 1, len(paths))
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(check_one, p, *args) for p in paths]
+        with Progress(console=Console(stderr=True), transient=True, disable=not progress) as bar:
+            task = bar.add_task(f"checking {len(paths)} captures on {workers} cores", total=len(paths))
+            for future in futures:
+                yield future.result()
+                bar.advance(task)
+
+
+@click.command()
+@click.argument("captures", nargs=-1, required=True, metavar="CAPTURE...")
+@json_option
+@click.option("--fail-on", type=click.Choice(list(FAIL_ON)), default="error", show_default=True,
+              help="Exit 1 when a finding is at least this severe.")  # fmt: skip
+@click.option("--select", "select_text", metavar="CODES", help="Report only these codes (comma-separated).")
+@click.option("--ignore", "ignore_text", metavar="CODES", default="", help="Never report these codes.")
+@click.option("--threshold", "threshold_texts", multiple=True, metavar="NAME=VALUE",
+              help="Tune a timing threshold, e.g. burst_min_events=10 (see README).")  # fmt: skip
+@dialect_option
+@input_errors
+def check(captures: tuple[str, ...], as_json: bool, fail_on: str, select_text: str | None, ignore_text: str,
+          threshold_texts: tuple[str, ...], dialect: str | None) -> None:  # fmt: skip
+    """Diagnose captures: buffering, missing end markers, sentinels, bad payloads, headers.
+
+    CAPTURE may be a file, a folder (its .jsonl and .sse files) or a glob.
+    Exit codes: 0 no finding at or above --fail-on, 1 such findings, 2 bad usage or an unreadable capture.
+    """
+    thresholds = Thresholds()
+    for text in threshold_texts:
+        thresholds = parse_threshold(thresholds, text)
+    select = parse_codes(select_text) if select_text else None
+    ignore = parse_codes(ignore_text)
+    paths = expand(captures)
+    args = (dialect, thresholds, select, ignore)
+    results = list(_results(paths, args, progress=sys.stderr.isatty() and not as_json))
+
+    limit = FAIL_ON[fail_on]
+    failed = limit is not None and any(
+        Severity[f["severity"].upper()] >= limit for r in results for f in r.get("findings", [])
+    )
+    unreadable = [r for r in results if "error" in r]
+    code = 2 if unreadable else 1 if failed else 0
+    if as_json:
+        doc = {"captures": results, "fail_on": fail_on, "exit_code": code,
+               "thresholds": {k: getattr(thresholds, k) for k in thresholds.__dataclass_fields__}}  # fmt: skip
+        sys.stdout.write(dumps(doc) + "\n")
+    else:
+        console = Console(highlight=False)
+        if len(results) == 1 and not unreadable:
+            console.print(report_view(results[0]))
+        else:
+            for r in results:
+                if "error" not in r and r["worst"] in ("error", "warning"):
+                    console.print(report_view(r))
+                    console.print()
+            console.print(summary_table(results))
+        err = Console(stderr=True, highlight=False)
+        for r in unreadable:
+            err.print(_render.safe(f"Error: {r['error']}", newlines=False))
+    sys.exit(code)
+
+
+def findings_view(findings: list[dict[str, Any]], *, verbose: bool = True) -> RenderableType:
+    rows: list[RenderableType] = []
+    for f in findings:
+        sev = Severity[f["severity"].upper()]
+        line = Text()
+        line.append(f"{f['severity']:>7} ", style=_STYLE[sev])
+        line.append(f"{f['code']}  ", style="bold")
+        line.append_text(_render.safe(f["message"], newlines=False))
+        rows.append(line)
+        if verbose and sev > Severity.INFO:
+            rows.append(Text("        → " + f["fix"], style="dim"))
+    return Group(*rows)
+
+
+def report_view(r: dict[str, Any]) -> RenderableType:
+    worst = r["worst"]
+    style = "bold red" if worst == "error" else "bold yellow" if worst == "warning" else "bold green"
+    parts: list[RenderableType] = [
+        Text.assemble((f"{r['path']}  ", "dim"), (f"[{r['dialect']}]", "dim")),
+        _render.safe(r["verdict"], newlines=False, style=style),
+    ]
+    if r["findings"]:
+        parts.append(findings_view(r["findings"]))
+    for s in r["skipped"]:
+        parts.append(Text(f"skipped {', '.join(s['codes'])}: {s['reason']}", style="dim"))
+    return Group(*parts)
+
+
+def summary_table(results: list[dict[str, Any]]) -> Table:
+    table = Table(header_style="bold", box=None, pad_edge=False)
+    for name, justify in (("capture", "left"), ("dialect", "left"), ("verdict", "left"), ("errors", "right"),
+                          ("warnings", "right"), ("info", "right")):  # fmt: skip
+        table.add_column(name, justify=justify, overflow="fold")  # type: ignore[arg-type]
+    for r in results:
+        if "error" in r:
+            table.add_row(_render.safe(r["path"]), "", Text("unreadable", style="bold red"), "", "", "")
+            continue
+        counts = {s: sum(f["severity"] == s for f in r["findings"]) for s in ("error", "warning", "info")}
+        verdict = r["verdict"].split(":")[0]
+        style = "red" if counts["error"] else "yellow" if counts["warning"] else "green"
+        table.add_row(_render.safe(r["path"]), r["dialect"], Text(verdict, style=style),
+                      str(counts["error"]), str(counts["warning"]), str(counts["info"]))  # fmt: skip
+    return table
+
