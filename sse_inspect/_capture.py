@@ -135,6 +135,13 @@ class Capture:
         return b"".join(c.data for c in self.chunks)
 
     @property
+    def text(self) -> str:
+        """The reconstructed answer text (first choice), in the detected dialect."""
+        from ._analysis import analyze  # the analysis builds on this module
+
+        return analyze(self).answer.text
+
+    @property
     def content_encoding(self) -> str | None:
         return self.response.header("content-encoding") if self.response else None
 

@@ -1,6 +1,8 @@
 """Re-cut a stream's bytes into other chunks: the same bytes must always give the same events.
 
-Specs: `original`, `whole`, `bytes:N`, `event`, `line`, `random:SEED`. A new chunk
+Specs: `original`, `whole`, `bytes:N`, `event`, `line`, `crlf`, `utf8`, `random:SEED`.
+`crlf` cuts between every CR and the LF after it, `utf8` inside every multi-byte character:
+the two places where naive clients break. A new chunk
 arrives when the original chunk holding its last byte arrived: re-cutting never makes
 a byte available earlier than it was.
 """
@@ -20,16 +22,18 @@ from ._events import Event
 
 __all__ = ["RECHUNK_FORMS", "RechunkSpec", "parse_rechunk_spec", "rechunk"]
 
-RECHUNK_FORMS = "original, whole, bytes:N, event, line, random:SEED"
+RECHUNK_FORMS = "original, whole, bytes:N, event, line, crlf, utf8, random:SEED"
 _RANDOM_BITS = 8
 """Random cuts are 1 to 2**8 bytes, log-uniform: as many one- and two-byte cuts (which split
 characters and CRLFs) as cuts of a few hundred bytes (which hold whole events)."""
 _LINE_END = re.compile(rb"\r\n|\r|\n")
+_CRLF = re.compile(rb"\r(?=\n)")
+_UTF8_LEAD = re.compile(rb"[\xc2-\xf4](?=[\x80-\xbf])")
 
 
 @dataclass(frozen=True, slots=True)
 class RechunkSpec:
-    """A way to cut: `kind` is one of original/whole/bytes/event/line/random; `n` the size or seed."""
+    """A way to cut: `kind` is one of original/whole/bytes/event/line/crlf/utf8/random; `n` the size or seed."""
 
     kind: str
     n: int = 0
@@ -42,7 +46,7 @@ def parse_rechunk_spec(text: str) -> RechunkSpec:
     """Parse a spec such as "bytes:16"; raises RechunkSpecError naming the forms it knows."""
     kind, sep, arg = text.strip().partition(":")
     kind = kind.lower()
-    if kind in ("original", "whole", "event", "line") and not sep:
+    if kind in ("original", "whole", "event", "line", "crlf", "utf8") and not sep:
         return RechunkSpec(kind)
     if kind in ("bytes", "random") and sep:
         try:
@@ -71,6 +75,10 @@ def rechunk(chunks: Sequence[Chunk], spec: RechunkSpec) -> list[Chunk]:
         cuts = [m.end() for m in _LINE_END.finditer(body)]
     elif spec.kind == "event":
         cuts = _event_cuts(body)
+    elif spec.kind == "crlf":
+        cuts = [m.end() for m in _CRLF.finditer(body)]
+    elif spec.kind == "utf8":
+        cuts = [m.end() for m in _UTF8_LEAD.finditer(body)]
     else:
         rng = random.Random(spec.n)
         cuts, pos = [], 0

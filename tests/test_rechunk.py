@@ -12,7 +12,7 @@ from .helpers import parse_all, untimed
 
 BODY = b"data: a\r\n\r\n: ping\n\nevent: x\ndata: b\n\ndata: \xe2\x82\xac\n\n"
 CHUNKS = [Chunk(0.1, BODY[:5]), Chunk(0.2, BODY[5:30]), Chunk(0.5, BODY[30:])]
-SPECS = ["original", "whole", "bytes:1", "bytes:7", "event", "line", "random:0", "random:42"]
+SPECS = ["original", "whole", "bytes:1", "bytes:7", "event", "line", "crlf", "utf8", "random:0", "random:42"]
 
 
 @pytest.mark.parametrize("text", SPECS)
@@ -47,6 +47,9 @@ def test_cut_positions() -> None:
         b"data: \xe2\x82\xac\n\n",
     ], "per event: a CRLF blank line is not split between its CR and LF"
     assert [c.data for c in rechunk(CHUNKS, parse_rechunk_spec("line"))][:3] == [b"data: a\r\n", b"\r\n", b": ping\n"]
+    assert [c.data for c in rechunk(CHUNKS, parse_rechunk_spec("crlf"))][:2] == [b"data: a\r", b"\n\r"]
+    utf8 = [c.data for c in rechunk(CHUNKS, parse_rechunk_spec("utf8"))]
+    assert utf8[0].endswith(b"data: \xe2") and utf8[1] == b"\x82\xac\n\n", "cut inside the euro sign"
     assert sizes("random:7") == sizes("random:7"), "a seed gives the same cuts every time"
     assert sizes("random:7") != sizes("random:8")
 

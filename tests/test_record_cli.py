@@ -339,7 +339,8 @@ def test_record_regular_mode(start_record: StartRecord, server: SSEServer) -> No
     assert f"export HTTPS_PROXY={recorder.url} HTTP_PROXY={recorder.url}" in err
     assert "mitmproxy-ca-cert.pem" in err
     assert (recorder.confdir / "mitmproxy-ca-cert.pem").is_file()
-    assert [line.split()[:2] for line in recorder.out().splitlines() if line.startswith("●")] == [["●", server.url(PATH)]]
+    starts = [line.split()[:2] for line in recorder.out().splitlines() if line.startswith("●")]
+    assert starts == [["●", server.url(PATH)]]
 
 
 @pytest.mark.xfail(reason="BUG: record's rich Consoles wrap at 80 columns when not writing to a terminal", strict=True)
@@ -357,7 +358,8 @@ def test_record_lines_name_the_whole_capture_path(start_record: StartRecord, ser
     lines = recorder.out().splitlines()
     assert len(lines) == 2, lines
     assert all(line.endswith(str(capture.path)) for line in lines), lines
-    assert any(line.endswith(f"trust {recorder.confdir / 'mitmproxy-ca-cert.pem'}") for line in recorder.log().splitlines())
+    ca = recorder.confdir / "mitmproxy-ca-cert.pem"
+    assert any(line.endswith(f"trust {ca}") for line in recorder.log().splitlines())
 
 
 def test_record_port_in_use(tmp_path: Path) -> None:

@@ -30,6 +30,7 @@ import httpx  # noqa: E402
 
 from sse_inspect import Capture, analyze, load_capture  # noqa: E402
 
+from .h2_server import H2Server  # noqa: E402
 from .recording_fixtures import TIMEOUT, Proxy, StartProxy, start_proxy  # noqa: E402, F401
 from .sse_server import SSE_HEADERS, Ending, Script, SSEServer, Write  # noqa: E402
 
@@ -503,3 +504,31 @@ def test_http2_client_in_reverse_mode(start_proxy: StartProxy, server: SSEServer
     lines = Path(str(capture.path)).read_text().splitlines()
     assert len(lines) == 1 + len(events) + 1, lines
     assert json.loads(lines[-1])["end"] == "complete"
+
+
+def test_http2_on_both_sides_ending_with_an_empty_data_frame(start_proxy: StartProxy, tmp_path: Path) -> None:
+    """HTTP/2 end to end, as with a client offering h2 to an HTTPS API that speaks it: the server ends
+    the body with an empty DATA frame carrying END_STREAM, which mitmproxy ≤ 11 hands to the stream
+    function as b"" before its own end-of-message b"". The client gets the exact bytes, and the
+    capture has one chunk per DATA frame with data, no empty chunk, and one "complete" end."""
+    from mitmproxy.certs import CertStore
+
+    events = chat_events("Hel", "lo")
+    CertStore.from_store(tmp_path / "upstream", "upstream", 2048)  # writes upstream-ca.pem: a key and its cert
+    with H2Server(events, tmp_path / "upstream" / "upstream-ca.pem") as upstream:
+        proxy = start_proxy(f"reverse:{upstream.url('')}", ssl_insecure=True)
+        tls = _OffersH2First(ssl.PROTOCOL_TLS_CLIENT)
+        tls.load_verify_locations(proxy.confdir / "mitmproxy-ca-cert.pem")
+
+        with httpx.Client(http2=True, verify=tls, trust_env=False, timeout=TIMEOUT) as client:
+            with client.stream("GET", f"https://127.0.0.1:{proxy.port}/v1/chat/completions") as r:
+                assert r.http_version == "HTTP/2"
+                assert b"".join(r.iter_raw()) == b"".join(events)
+
+        assert upstream.alpn == ["h2"]
+        [capture] = proxy.captures(1)
+    assert [c.data for c in capture.chunks] == events
+    assert capture.end is not None and capture.end.kind == "complete", capture.end
+    assert capture.response is not None and capture.response.http_version == "HTTP/2.0"
+    lines = Path(str(capture.path)).read_text().splitlines()
+    assert len(lines) == 1 + len(events) + 1, lines

@@ -20,6 +20,7 @@ from ..checks import run_checks
 from . import _json, _render
 from ._params import capture_argument, dialect_option, input_errors, json_option, rechunk_option
 from ._check import check, findings_view, report_json
+from ._diff import diff
 from ._record import fetch, record
 
 __all__ = ["main"]
@@ -124,6 +125,7 @@ def text(capture: str, as_json: bool, dialect: str | None, rechunk: RechunkSpec 
 
 
 cli.add_command(check)
+cli.add_command(diff)
 cli.add_command(record)
 cli.add_command(fetch)
 

@@ -1,0 +1,321 @@
+"""What the recording addon costs a stream: added latency per event and burst throughput, on loopback.
+
+    /work/venv/bin/python benchmarks/recorder_latency.py            # from the repository root
+    /work/venv/bin/python benchmarks/recorder_latency.py --rounds 5 --burst-events 100000
+
+Three processes on this machine: a scripted event-stream server, a mitmdump in reverse mode in front
+of it, and this script as the client, reading with httpx's `iter_raw`. Two mitmdumps run side by
+side, identical but for the addon they load:
+
+  (a) baseline: a five-line addon that only sets `flow.response.stream = True` for event streams,
+      so mitmproxy streams them as it does with the recorder (without it, it buffers whole bodies);
+  (b) recorder: `-s addons/sse_capture.py`, capturing into a temporary folder.
+
+The server sends N events of a fixed size, one HTTP chunk (one `sendall`) each, every event
+stamped with `time.perf_counter_ns()` taken just before its write. Linux's perf_counter is
+CLOCK_MONOTONIC, one clock for every process, so the client's receive time minus the stamp is the
+event's delivery latency. Two runs per setup and round, the setups alternating:
+
+  latency:    `--events` events `--interval-ms` apart (a fast token stream), p50 and p99;
+  throughput: `--burst-events` events sent as fast as the server can, MB/s and events/s measured
+              at the client from the first body byte to the last.
+
+A direct run (no proxy) gives the floor of this server and client. The table shows each setup,
+the latency the recorder adds (b - a), and the throughput ratio b / a. Loopback only; every read
+is bounded, and an alarm ends the whole run after `--limit` seconds (60 by default).
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import multiprocessing.connection
+import os
+import platform
+import re
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+from urllib.parse import parse_qs, urlsplit
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+MITMDUMP = Path(sys.executable).with_name("mitmdump")
+RECORDER_ADDON = ROOT / "addons" / "sse_capture.py"
+BASELINE_ADDON = '''
+def responseheaders(flow):
+    """Stream event streams through, as the recorder does, and nothing else."""
+    if flow.response.headers.get("content-type", "").startswith("text/event-stream"):
+        flow.response.stream = True
+'''
+IO_TIMEOUT = 10.0
+_STAMP = re.compile(rb'"t":(\d+)')
+
+
+# -- the server (its own process, so it never shares a GIL with the client) -------------------
+
+
+def _event(k: int, size: int) -> bytes:
+    """Event `k`, stamped now, padded to `size` bytes."""
+    head = b'data: {"i":%d,"t":%d,"pad":"' % (k, time.perf_counter_ns())
+    return head + b"x" * max(0, size - len(head) - 4) + b'"}\n\n'
+
+
+def _respond(conn: socket.socket, target: str) -> None:
+    query = {k: v[0] for k, v in parse_qs(urlsplit(target).query).items()}
+    n, size, interval = int(query["n"]), int(query["size"]), float(query["interval_ms"]) / 1000
+    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+    start = time.perf_counter()
+    for k in range(n):
+        if interval:
+            delay = start + k * interval - time.perf_counter()  # an absolute schedule: no drift
+            if delay > 0:
+                time.sleep(delay)
+        event = _event(k, size)
+        conn.sendall(b"%x\r\n%s\r\n" % (len(event), event))
+    conn.sendall(b"0\r\n\r\n")
+
+
+def _connection(conn: socket.socket) -> None:
+    conn.settimeout(IO_TIMEOUT)
+    conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    buffer = b""
+    with conn:
+        try:
+            while True:  # keep-alive: one request after another
+                while b"\r\n\r\n" not in buffer:
+                    data = conn.recv(65536)
+                    if not data:
+                        return
+                    buffer += data
+                head, _, buffer = buffer.partition(b"\r\n\r\n")  # GET only: no request body
+                _respond(conn, head.split(b" ", 2)[1].decode())
+        except OSError:
+            return
+
+
+def serve(port_out: multiprocessing.connection.Connection) -> None:
+    """Accept forever on a free loopback port (sent back through `port_out`); the parent terminates us."""
+    listener = socket.create_server(("127.0.0.1", 0), backlog=64)
+    port_out.send(listener.getsockname()[1])
+    while True:
+        conn, _ = listener.accept()
+        threading.Thread(target=_connection, args=(conn,), daemon=True).start()
+
+
+# -- the proxies ----------------------------------------------------------------------------
+
+
+@dataclass
+class Setup:
+    name: str
+    port: int
+    process: subprocess.Popen[bytes] | None = None
+    latencies_us: list[float] = field(default_factory=list)
+    mb_per_s: list[float] = field(default_factory=list)
+    events_per_s: list[float] = field(default_factory=list)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _start_mitmdump(name: str, upstream_port: int, addon: Path, home: Path, options: list[str]) -> Setup:
+    home.mkdir()
+    port = _free_port()
+    args = [str(MITMDUMP), "--mode", f"reverse:http://127.0.0.1:{upstream_port}", "--listen-host", "127.0.0.1",
+            "--listen-port", str(port), "--set", f"confdir={home / 'conf'}", "-s", str(addon), *options]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    with (home / "mitmdump.log").open("wb") as log:
+        process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env)
+    setup = Setup(name, port, process)
+    deadline = time.monotonic() + 20
+    while True:
+        if process.poll() is not None:
+            log = (home / "mitmdump.log").read_text()
+            raise SystemExit(f"mitmdump {name} exited with {process.returncode}:\n{log}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return setup
+        except OSError:
+            if time.monotonic() > deadline:
+                raise SystemExit(f"mitmdump {name} not listening after 20 s") from None
+            time.sleep(0.05)
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(5)
+
+
+# -- the client -----------------------------------------------------------------------------
+
+
+def latency_run(client: httpx.Client, url: str) -> list[float]:
+    """Per-event latency in µs: receive time minus the server's stamp."""
+    out: list[float] = []
+    pending = b""
+    with client.stream("GET", url) as response:
+        for chunk in response.iter_raw():
+            now = time.perf_counter_ns()
+            pending += chunk
+            *complete, pending = pending.split(b"\n\n")
+            out += [(now - int(m.group(1))) / 1000 for e in complete if (m := _STAMP.search(e))]
+    return out
+
+
+def burst_run(client: httpx.Client, url: str, expected: int) -> tuple[float, float]:
+    """Bytes and seconds from the first body byte to the last."""
+    got, first = 0, 0.0
+    with client.stream("GET", url) as response:
+        for chunk in response.iter_raw():
+            if not got:
+                first = time.perf_counter()
+            got += len(chunk)
+    elapsed = time.perf_counter() - first
+    if got != expected:
+        raise SystemExit(f"{url}: got {got} bytes, expected {expected}")
+    return got, elapsed
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+@contextmanager
+def time_limit(seconds: int) -> Iterator[None]:
+    """Interrupt the run after `seconds`; the callers' finally blocks stop every process."""
+
+    def expire(signum: int, frame: FrameType | None) -> None:
+        raise SystemExit(f"stopped: the run took more than {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def machine() -> str:
+    from mitmproxy.version import VERSION
+
+    cpu = next((line.split(":", 1)[1].strip() for line in _cpuinfo() if line.startswith("model name")), "?")
+    return (f"{os.cpu_count()} CPUs ({cpu}), {platform.platform()}, Python {platform.python_version()}, "
+            f"mitmproxy {VERSION}, httpx {httpx.__version__}")  # fmt: skip
+
+
+def _cpuinfo() -> list[str]:
+    try:
+        return Path("/proc/cpuinfo").read_text().splitlines()
+    except OSError:
+        return []
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--events", type=int, default=2000, help="events in a latency run (default 2000)")
+    parser.add_argument("--interval-ms", type=float, default=1.0, help="pause between them (default 1 ms)")
+    parser.add_argument("--burst-events", type=int, default=30_000, help="events in a throughput run (default 30000)")
+    parser.add_argument("--size", type=int, default=200, help="bytes per event, about an LLM token event (default 200)")
+    parser.add_argument("--rounds", type=int, default=3, help="latency + throughput runs per setup (default 3)")
+    parser.add_argument("--limit", type=int, default=60, help="stop after this many seconds (default 60)")
+    args = parser.parse_args()
+    if not MITMDUMP.exists():
+        raise SystemExit(f"no mitmdump next to {sys.executable}")
+
+    with time_limit(args.limit), tempfile.TemporaryDirectory(prefix="sse-bench-") as tmp_name:
+        started = time.monotonic()
+        tmp = Path(tmp_name)
+        baseline_addon = tmp / "stream_only.py"
+        baseline_addon.write_text(BASELINE_ADDON)
+        receive_port, send_port = multiprocessing.Pipe(duplex=False)
+        server = multiprocessing.get_context("spawn").Process(target=serve, args=(send_port,), daemon=True)
+        server.start()
+        proxies: list[Setup] = []
+        try:
+            if not receive_port.poll(20):
+                raise SystemExit("the server did not start")
+            server_port = receive_port.recv()
+            direct = Setup("direct (no proxy)", server_port)
+            proxies.append(_start_mitmdump("a: mitmdump, stream only", server_port, baseline_addon, tmp / "a", []))
+            proxies.append(_start_mitmdump("b: mitmdump + recorder", server_port, RECORDER_ADDON, tmp / "b",
+                                           ["--set", f"sse_capture_dir={tmp / 'captures'}"]))  # fmt: skip
+            setups = [direct, *proxies]
+            paced = f"/paced?n={args.events}&size={args.size}&interval_ms={args.interval_ms}"
+            burst = f"/burst?n={args.burst_events}&size={args.size}&interval_ms=0"
+            for setup in setups:  # warm up: first flows pay for imports and lazy set-up
+                with httpx.Client(trust_env=False, timeout=IO_TIMEOUT) as client:
+                    burst_run(client, f"http://127.0.0.1:{setup.port}/warmup?n=500&size={args.size}&interval_ms=0",
+                              500 * args.size)  # fmt: skip
+            for _ in range(args.rounds):
+                for setup in setups:
+                    base = f"http://127.0.0.1:{setup.port}"
+                    with httpx.Client(trust_env=False, timeout=IO_TIMEOUT) as client:
+                        setup.latencies_us += latency_run(client, base + paced)
+                        size, seconds = burst_run(client, base + burst, args.burst_events * args.size)
+                    setup.mb_per_s.append(size / seconds / 1e6)
+                    setup.events_per_s.append(args.burst_events / seconds)
+            recorded = _recorded_chunks(tmp / "captures")
+        finally:
+            for proxy in proxies:
+                if proxy.process is not None:
+                    _stop(proxy.process)
+            server.terminate()
+            server.join(5)
+        report(args, setups, recorded, time.monotonic() - started)
+
+
+def _recorded_chunks(folder: Path) -> list[int]:
+    """Chunk lines in each capture of the recorder's throughput runs (header and end lines left out)."""
+    return [sum(1 for _ in p.open()) - 2 for p in sorted(folder.glob("*-burst.jsonl"))]
+
+
+def report(args: argparse.Namespace, setups: list[Setup], recorded: list[int], took: float) -> None:
+    print(f"machine: {machine()}")
+    print(f"latency runs: {args.events} events of {args.size} B, {args.interval_ms} ms apart; throughput runs: "
+          f"{args.burst_events} events of {args.size} B unpaced; {args.rounds} rounds, setups alternating")  # fmt: skip
+    print()
+    header = f"{'setup':<26} {'p50 µs':>8} {'p99 µs':>8} {'max µs':>8} {'MB/s':>7} {'events/s':>9}"
+    print(header)
+    print("-" * len(header))
+    for s in setups:
+        lat = s.latencies_us
+        print(f"{s.name:<26} {percentile(lat, 0.5):8.0f} {percentile(lat, 0.99):8.0f} {max(lat):8.0f} "
+              f"{statistics.median(s.mb_per_s):7.1f} {statistics.median(s.events_per_s):9.0f}")  # fmt: skip
+    a, b = setups[1], setups[2]
+    print()
+    added50 = percentile(b.latencies_us, 0.5) - percentile(a.latencies_us, 0.5)
+    added99 = percentile(b.latencies_us, 0.99) - percentile(a.latencies_us, 0.99)
+    ratio = statistics.median(b.mb_per_s) / statistics.median(a.mb_per_s)
+    print(f"added by the recorder (b - a): p50 {added50:+.0f} µs, p99 {added99:+.0f} µs per event")
+    runs_a, runs_b = (", ".join(f"{x:.1f}" for x in s.mb_per_s) for s in (a, b))
+    print(f"throughput b / a: {ratio:.2f} (medians of {args.rounds} runs; per run: a {runs_a} MB/s, b {runs_b} MB/s)")
+    if recorded:
+        print(f"chunks recorded per throughput run: {', '.join(map(str, recorded))} ({args.burst_events}: one per HTTP "
+              "chunk; more: some HTTP chunks were read in two parts)")  # fmt: skip
+    print(f"whole run: {took:.1f} s")
+
+
+if __name__ == "__main__":
+    main()

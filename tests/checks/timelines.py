@@ -1,0 +1,316 @@
+"""Synthetic timed captures that mirror real streams, healthy and broken.
+
+Bodies are built per event (`*_events` return one `bytes` per event, blank line included), then
+laid out in time: `paced` gives every event its own chunk at a steady pace, `capture` takes
+explicit `(t, bytes)` chunks. Each named timeline says which real cause it mirrors.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import zlib
+from collections.abc import Iterable, Sequence
+
+from sse_inspect import Capture, Chunk, End, Request, Response, parse_rechunk_spec, rechunk
+
+Headers = tuple[tuple[str, str], ...]
+
+SSE_HEADERS: Headers = (("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"))
+OPENAI_URL = "https://api.openai.com/v1/chat/completions"
+HEADERS_AT = 0.1
+"""When the response headers arrive: servers send them before the first token is ready."""
+TTFT = 0.3
+EVERY = 0.03
+
+
+# -- bodies, one bytes value per event ---------------------------------------------------
+
+
+def sse(data: object, event: str | None = None, *, eol: str = "\n") -> bytes:
+    """One event: `data` as compact JSON (a str is sent as is), optionally named."""
+    text = data if isinstance(data, str) else json.dumps(data, separators=(",", ":"))
+    head = f"event: {event}{eol}" if event else ""
+    return f"{head}data: {text}{eol}{eol}".encode()
+
+
+def tokens(n: int) -> list[str]:
+    return [f" tok{i}" for i in range(n)]
+
+
+def openai_events(n: int, *, done: bool = True) -> list[bytes]:
+    """An OpenAI Chat stream: n content chunks, then `[DONE]`."""
+    chunks = [
+        sse({"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": tok}}]})
+        for tok in tokens(n)
+    ]
+    return chunks + [sse("[DONE]")] if done else chunks
+
+
+def anthropic_start() -> list[bytes]:
+    message = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-20250514",
+               "content": [], "usage": {"input_tokens": 12, "output_tokens": 1}}  # fmt: skip
+    return [
+        sse({"type": "message_start", "message": message}, "message_start"),
+        sse({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+            "content_block_start"),  # fmt: skip
+        sse({"type": "ping"}, "ping"),
+    ]
+
+
+def anthropic_deltas(n: int) -> list[bytes]:
+    return [
+        sse({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": tok}},
+            "content_block_delta")  # fmt: skip
+        for tok in tokens(n)
+    ]
+
+
+def anthropic_end(*, stop: bool = True) -> list[bytes]:
+    end = [
+        sse({"type": "content_block_stop", "index": 0}, "content_block_stop"),
+        sse({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 9}},
+            "message_delta"),  # fmt: skip
+    ]
+    return end + [sse({"type": "message_stop"}, "message_stop")] if stop else end
+
+
+def anthropic_events(n: int, *, stop: bool = True) -> list[bytes]:
+    """An Anthropic Messages stream with one text block of n deltas."""
+    return anthropic_start() + anthropic_deltas(n) + anthropic_end(stop=stop)
+
+
+def responses_start() -> list[bytes]:
+    response = {"id": "resp_1", "object": "response", "status": "in_progress", "model": "gpt-4.1", "output": []}
+    item = {"id": "msg_1", "type": "message", "status": "in_progress", "role": "assistant", "content": []}
+    return [
+        sse({"type": "response.created", "sequence_number": 0, "response": response}, "response.created"),
+        sse({"type": "response.in_progress", "sequence_number": 1, "response": response}, "response.in_progress"),
+        sse({"type": "response.output_item.added", "sequence_number": 2, "output_index": 0, "item": item},
+            "response.output_item.added"),  # fmt: skip
+        sse({"type": "response.content_part.added", "sequence_number": 3, "item_id": "msg_1", "output_index": 0,
+             "content_index": 0, "part": {"type": "output_text", "text": ""}}, "response.content_part.added"),  # fmt: skip
+    ]
+
+
+def responses_deltas(n: int, *, first_seq: int = 4) -> list[bytes]:
+    return [
+        sse({"type": "response.output_text.delta", "sequence_number": first_seq + i, "item_id": "msg_1",
+             "output_index": 0, "content_index": 0, "delta": tok}, "response.output_text.delta")  # fmt: skip
+        for i, tok in enumerate(tokens(n))
+    ]
+
+
+def responses_end(n: int, *, terminal: str | None = "response.completed", error: dict | None = None) -> list[bytes]:
+    """The closing events after n deltas; `terminal=None` drops the terminal event."""
+    seq = 4 + n
+    text = "".join(tokens(n))
+    end = [
+        sse({"type": "response.output_text.done", "sequence_number": seq, "item_id": "msg_1", "output_index": 0,
+             "content_index": 0, "text": text}, "response.output_text.done"),  # fmt: skip
+        sse({"type": "response.output_item.done", "sequence_number": seq + 1, "output_index": 0,
+             "item": {"id": "msg_1", "type": "message", "status": "completed"}}, "response.output_item.done"),  # fmt: skip
+    ]
+    if terminal is None:
+        return end
+    status = terminal.removeprefix("response.")
+    response = {"id": "resp_1", "object": "response", "status": status, "model": "gpt-4.1", "error": error}
+    return end + [sse({"type": terminal, "sequence_number": seq + 2, "response": response}, terminal)]
+
+
+def responses_events(n: int, *, terminal: str | None = "response.completed", error: dict | None = None) -> list[bytes]:
+    """An OpenAI Responses stream with n text deltas."""
+    return responses_start() + responses_deltas(n) + responses_end(n, terminal=terminal, error=error)
+
+
+def gemini_events(n: int, *, finish: bool = True) -> list[bytes]:
+    """A Gemini `alt=sse` stream (CRLF line ends); the last event carries finishReason unless `finish=False`."""
+    out = []
+    for i, tok in enumerate(tokens(n)):
+        candidate: dict[str, object] = {"content": {"parts": [{"text": tok}], "role": "model"}, "index": 0}
+        if finish and i == n - 1:
+            candidate["finishReason"] = "STOP"
+        out.append(sse({"candidates": [candidate], "modelVersion": "gemini-2.5-flash"}, eol="\r\n"))
+    return out
+
+
+def cohere_events(n: int, *, end: bool = True) -> list[bytes]:
+    """A Cohere v2 chat stream, ended by `message-end` unless `end=False`."""
+    out = [
+        sse({"id": "c1", "type": "message-start", "delta": {"message": {"role": "assistant"}}}, "message-start"),
+        sse({"type": "content-start", "index": 0, "delta": {"message": {"content": {"type": "text", "text": ""}}}},
+            "content-start"),  # fmt: skip
+    ]
+    out += [
+        sse({"type": "content-delta", "index": 0, "delta": {"message": {"content": {"text": tok}}}}, "content-delta")
+        for tok in tokens(n)
+    ]
+    out.append(sse({"type": "content-end", "index": 0}, "content-end"))
+    if end:
+        out.append(sse({"type": "message-end", "delta": {"finish_reason": "COMPLETE"}}, "message-end"))
+    return out
+
+
+# -- laying bodies out in time --------------------------------------------------------------
+
+
+def capture(
+    chunks: Iterable[tuple[float, bytes]],
+    *,
+    headers: Headers = SSE_HEADERS,
+    status: int = 200,
+    reason: str = "OK",
+    headers_at: float = HEADERS_AT,
+    end: str | None = "complete",
+    end_error: str | None = None,
+    url: str = OPENAI_URL,
+) -> Capture:
+    """A timed capture of `chunks`; `end=None` is a recording without an end line."""
+    body = tuple(Chunk(t, data) for t, data in chunks)
+    last = body[-1].t if body else headers_at
+    return Capture(
+        chunks=body,
+        request=Request(method="POST", url=url, headers=(("Content-Type", "application/json"),),
+                        body='{"stream": true}'),  # fmt: skip
+        response=Response(status=status, reason=reason, headers=headers, t=headers_at),
+        end=None if end is None else End(kind=end, t=(last or 0.0) + 0.001, error=end_error),
+    )
+
+
+def at(times: Sequence[float], events: Sequence[bytes]) -> list[tuple[float, bytes]]:
+    """One chunk per event, event i at times[i]."""
+    assert len(times) == len(events)
+    return list(zip(times, events))
+
+
+def jittered(n: int, *, start: float, lo: float, hi: float, rng: random.Random) -> list[float]:
+    """n arrival times from `start`, each gap drawn uniformly from [lo, hi] seconds."""
+    out, t = [], start
+    for _ in range(n):
+        out.append(round(t, 6))
+        t += rng.uniform(lo, hi)
+    return out
+
+
+def paced(body: bytes | Sequence[bytes], *, ttft: float = TTFT, every: float = EVERY, **kw: object) -> Capture:
+    """A healthy stream: the body cut after each event, the first at `ttft`, then one every `every` s.
+
+    Mirrors a server that flushes each event as the model produces it, with nothing in between.
+    """
+    raw = body if isinstance(body, bytes) else b"".join(body)
+    pieces = rechunk([Chunk(0.0, raw)], parse_rechunk_spec("event"))
+    return capture([(round(ttft + i * every, 6), c.data) for i, c in enumerate(pieces)], **kw)  # type: ignore[arg-type]
+
+
+# -- named timelines -----------------------------------------------------------------------
+
+
+def steady(seed: int = 1, n: int = 300) -> Capture:
+    """A healthy OpenAI stream: one chunk per token, 20-60 ms apart (a GPU's decode pace with network jitter)."""
+    events = openai_events(n - 1)
+    return capture(at(jittered(n, start=0.4, lo=0.02, hi=0.06, rng=random.Random(seed)), events))
+
+
+def groq_fast(n: int = 1000) -> Capture:
+    """A fast LPU/vLLM server: headers at once, 300 ms of prefill, then a token every ~2 ms, each flushed."""
+    events = openai_events(n - 1)
+    return capture(at(jittered(n, start=0.4, lo=0.0015, hi=0.0025, rng=random.Random(7)), events))
+
+
+def burst_after_silence(held: int = 40, hold: float = 2.0, seed: int = 2) -> Capture:
+    """A hop (proxy, WSGI middleware) holds `held` events for `hold` s, then releases them within 3 ms.
+
+    Normal pace (20-60 ms) for 50 events, then the held events all arrive at once, then normal pace again.
+    """
+    rng = random.Random(seed)
+    events = openai_events(149)
+    before = jittered(50, start=0.4, lo=0.02, hi=0.06, rng=rng)
+    release = round(before[-1] + hold, 6)
+    burst = [round(release + 0.003 * i / (held - 1), 6) for i in range(held)]
+    after = jittered(150 - 50 - held, start=burst[-1] + 0.04, lo=0.02, hi=0.06, rng=rng)
+    return capture(at(before + burst + after, events))
+
+
+def nginx_4k_buffer(n: int = 200, size: int = 4096, period: float = 0.6) -> Capture:
+    """nginx with `proxy_buffering on`: ~150-byte events leave as exactly-4096-byte chunks every ~0.6 s.
+
+    The buffer fills at the model's pace and is sent when full, cut wherever the 4 KiB boundary falls;
+    the rest goes out when the upstream closes.
+    """
+    body = b"".join(openai_events(n - 1))
+    pieces = [body[i : i + size] for i in range(0, len(body), size)]
+    rng = random.Random(3)
+    times = jittered(len(pieces), start=0.4 + period, lo=period - 0.05, hi=period + 0.05, rng=rng)
+    return capture(zip(times, pieces), headers=SSE_HEADERS + (("Server", "nginx/1.24.0"),))
+
+
+def close_delimited_through_nginx(n: int = 120, hold: float = 3.0) -> Capture:
+    """An upstream answering HTTP/1.0-style (no chunking, close-delimited) behind nginx's defaults:
+    the whole answer is held and arrives in one read when the upstream closes, `hold` s in."""
+    return capture([(HEADERS_AT + hold, b"".join(openai_events(n - 1)))])
+
+
+def slow_model(n: int = 30) -> Capture:
+    """A slow but healthy model (a big model on a busy GPU, a CPU llama.cpp): one token every 0.5 s."""
+    return capture(at([0.6 + 0.5 * i for i in range(n)], openai_events(n - 1)))
+
+
+def thinking_pause(seed: int = 4) -> Capture:
+    """The model stops for 4 s mid-answer (deciding on a tool call), then goes on at its normal pace."""
+    rng = random.Random(seed)
+    before = jittered(60, start=0.4, lo=0.02, hi=0.06, rng=rng)
+    after = jittered(60, start=before[-1] + 4.0, lo=0.02, hi=0.06, rng=rng)
+    return capture(at(before + after, openai_events(119)))
+
+
+def anthropic_paced(n: int = 80, seed: int = 5) -> Capture:
+    """Anthropic's own batching: message_start + content_block_start + ping in one write after an 800 ms
+    TTFT, deltas one by one, then content_block_stop + message_delta + message_stop in one write."""
+    rng = random.Random(seed)
+    times = jittered(n + 2, start=0.8, lo=0.02, hi=0.06, rng=rng)
+    chunks = [(times[0], b"".join(anthropic_start()))]
+    chunks += at(times[1:-1], anthropic_deltas(n))
+    chunks.append((times[-1], b"".join(anthropic_end())))
+    return capture(chunks, url="https://api.anthropic.com/v1/messages")
+
+
+def responses_paced(n: int = 80, seed: int = 6) -> Capture:
+    """OpenAI Responses: created, in_progress, output_item.added, content_part.added and the first delta
+    in one write 1 s in, then one delta per write, then the closing events in one write."""
+    rng = random.Random(seed)
+    times = jittered(n + 1, start=1.0, lo=0.02, hi=0.06, rng=rng)
+    deltas = responses_deltas(n)
+    chunks = [(times[0], b"".join(responses_start() + deltas[:1]))]
+    chunks += at(times[1:-1], deltas[1:])
+    chunks.append((times[-1], b"".join(responses_end(n))))
+    return capture(chunks, url="https://api.openai.com/v1/responses")
+
+
+def silent_gap(gap: float = 45.0, keepalive_every: float | None = None) -> Capture:
+    """A long tool run or a queue wait: 20 tokens, `gap` s without output, 20 tokens; with
+    `keepalive_every`, the server writes `: keep-alive` comments through the gap (what keeps proxies open)."""
+    events = openai_events(39)
+    times = [0.4 + 0.03 * i for i in range(20)]
+    resume = times[-1] + gap
+    times += [resume + 0.03 * i for i in range(20)]
+    chunks = at(times, events)
+    if keepalive_every:
+        k = 1
+        while times[19] + k * keepalive_every < resume:
+            chunks.append((round(times[19] + k * keepalive_every, 6), b": keep-alive\n\n"))
+            k += 1
+    return capture(sorted(chunks, key=lambda c: c[0]))
+
+
+def gzipped(n: int = 40, *, corrupt_at: int | None = None) -> Capture:
+    """A gzip middleware in front of the stream (Content-Encoding: gzip, a Z_SYNC_FLUSH per event).
+
+    With `corrupt_at`, the compressed bytes of that event are garbled: a hop mangled the body.
+    """
+    z = zlib.compressobj(wbits=31)
+    pieces = [z.compress(e) + z.flush(zlib.Z_SYNC_FLUSH) for e in openai_events(n - 1)]
+    pieces[-1] += z.flush()
+    if corrupt_at is not None:
+        pieces[corrupt_at] = bytes(b ^ 0x5A for b in pieces[corrupt_at])
+    return capture(at([TTFT + EVERY * i for i in range(n)], pieces),
+                   headers=SSE_HEADERS + (("Content-Encoding", "gzip"),))  # fmt: skip

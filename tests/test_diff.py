@@ -1,0 +1,303 @@
+"""`diff`: answers, events and arrival times of two captures compared, as a library and as a command."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sse_inspect import Capture, Chunk, End, Request, Response, analyze, capture_from_body, dump_capture, load_capture
+from sse_inspect._diff import diff_events, diff_text, diff_timing
+from sse_inspect._errors import SSEInspectError
+from sse_inspect.cli import cli
+
+from .helpers import CORPUS
+
+URL = "https://api.openai.com/v1/chat/completions"
+TEXT = CORPUS / "openai-chat-text-usage.sse"
+TOOL = CORPUS / "openai-chat-toolcall-usage.sse"
+VIEWS = ("text", "events", "timing")
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, ["diff", *args])
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+def event(i: int) -> bytes:
+    return b'data: {"choices":[{"index":0,"delta":{"content":"tok%d "}}]}\n\n' % i
+
+
+def stream(times: list[float], *, events: list[bytes] | None = None) -> Capture:
+    """An OpenAI chat stream, one event per chunk at `times`, then [DONE] 10 ms after the last."""
+    bodies = events if events is not None else [event(i) for i in range(len(times))]
+    chunks = [Chunk(t, body) for t, body in zip(times, bodies)] + [Chunk(times[-1] + 0.01, b"data: [DONE]\n\n")]
+    return Capture(
+        chunks=tuple(chunks),
+        request=Request(method="POST", url=URL),
+        response=Response(status=200, headers=(("Content-Type", "text/event-stream"),), t=0.05),
+        end=End(kind="complete", t=chunks[-1].t),
+    )
+
+
+def upstream() -> list[float]:
+    """60 events 50 ms apart, with a one-second pause upstream after event 40."""
+    return [0.1 + 0.05 * i if i <= 40 else 3.1 + 0.05 * (i - 41) for i in range(60)]
+
+
+def held_downstream(times: list[float]) -> list[float]:
+    """What a hop with a 5 ms floor that holds events 10-40 until t=3.0 s (released within 2 ms) passes on."""
+    return [3.0 + 0.00006 * (i - 10) if 10 <= i <= 40 else t + 0.005 for i, t in enumerate(times)]
+
+
+def write(tmp_path: Path, name: str, capture: Capture) -> str:
+    path = tmp_path / name
+    path.write_text(dump_capture(capture), encoding="utf-8")
+    return str(path)
+
+
+def changed_copy(tmp_path: Path, source: Path, old: bytes, new: bytes) -> str:
+    body = source.read_bytes()
+    assert body.count(old) == 1
+    path = tmp_path / source.name
+    path.write_bytes(body.replace(old, new))
+    return str(path)
+
+
+# -- identical -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("by", VIEWS)
+def test_identical_captures_exit_0_in_every_view(tmp_path: Path, by: str) -> None:
+    a = write(tmp_path, "a.jsonl", stream(upstream()))
+    b = write(tmp_path, "b.jsonl", stream(upstream()))
+    code, out, err = run(a, b, "--by", by)
+    assert (code, err) == (0, "")
+    assert "✔" in out
+
+
+def test_identical_library_results() -> None:
+    a = analyze(stream(upstream()))
+    assert diff_text(a, a).identical and diff_text(a, a).unified == ()
+    events = diff_events(a, a)
+    assert events.identical and len(events.equal) == 61 and not events.changed
+    timing = diff_timing(a, a)
+    assert timing.identical and timing.baseline == 0 and not timing.held and not timing.releases
+
+
+# -- text ----------------------------------------------------------------------------------
+
+
+def test_a_changed_token_shows_in_the_text_diff(tmp_path: Path) -> None:
+    b = changed_copy(tmp_path, TEXT, b'"content":" capital"', b'"content":" city"')
+    code, out, err = run(str(TEXT), b)
+    assert (code, err) == (1, "")
+    assert "-    The capital of the UK is London." in out
+    assert "+    The city of the UK is London." in out
+    assert "answers differ: choice 0 text" in out
+
+
+def test_text_diff_library() -> None:
+    body = TEXT.read_bytes()
+    a = analyze(load_capture(TEXT))
+    b = analyze(Capture(chunks=(Chunk(None, body.replace(b"data: [DONE]\n\n", b"")),), timed=False))
+    d = diff_text(a, b)
+    assert not d.identical
+    assert d.changed == ("complete",)
+    assert d.unified[:2] == ("--- A", "+++ B")
+    assert "-complete true" in d.unified and "+complete false" in d.unified
+
+
+def test_a_tool_call_argument_change_shows(tmp_path: Path) -> None:
+    b = changed_copy(tmp_path, TOOL, b'"arguments":"UK"', b'"arguments":"FR"')
+    code, out, _ = run(str(TOOL), b)
+    assert code == 1
+    assert '-  tool call get_capital {"country":"UK"}' in out
+    assert '+  tool call get_capital {"country":"FR"}' in out
+    assert "choice 0 tool calls" in out
+
+
+def test_text_json_shape(tmp_path: Path) -> None:
+    b = changed_copy(tmp_path, TEXT, b'"content":" capital"', b'"content":" city"')
+    code, out, _ = run(str(TEXT), b, "--json")
+    doc = json.loads(out)
+    assert code == doc["exit_code"] == 1
+    assert doc["by"] == "text" and doc["identical"] is False and doc["dialect"] == "openai-chat"
+    assert doc["changed"] == ["choice 0 text"]
+    assert "+    The city of the UK is London." in doc["unified"]
+    assert set(doc["lines"]) == {"a", "b"}
+
+
+def test_captured_control_characters_are_escaped(tmp_path: Path) -> None:
+    evil = [event(0), b'data: {"choices":[{"index":0,"delta":{"content":"\\u001b[2J"}}]}\n\n']
+    a = write(tmp_path, "a.jsonl", stream([0.1, 0.2], events=[event(0), event(1)]))
+    b = write(tmp_path, "b.jsonl", stream([0.1, 0.2], events=evil))
+    for by in ("text", "events"):
+        code, out, _ = run(a, b, "--by", by)
+        assert code == 1 and "\x1b" not in out and "\\x1b[2J" in out
+
+
+# -- events --------------------------------------------------------------------------------
+
+
+def test_inserted_and_missing_events(tmp_path: Path) -> None:
+    times = upstream()[:10]
+    a = write(tmp_path, "a.jsonl", stream(times))
+    extra = [*(event(i) for i in range(5)), b"event: ping\ndata: {}\n\n", *(event(i) for i in range(5, 10))]
+    b = write(tmp_path, "b.jsonl", stream([*times, times[-1] + 0.01], events=extra))
+    code, out, _ = run(a, b, "--by", "events")
+    assert code == 1
+    assert "+ inserted" in out and "ping" in out
+    assert "1 inserted (only in B)" in out
+    code, out, _ = run(b, a, "--by", "events")
+    assert code == 1 and "- missing" in out and "1 missing (only in A)" in out
+
+    d = diff_events(analyze(load_capture(a)), analyze(load_capture(b)))
+    (inserted,) = d.inserted
+    assert inserted.a is None and inserted.b is not None and (inserted.b.index, inserted.b.type) == (5, "ping")
+    assert len(d.equal) == 11 and not d.missing and not d.changed
+
+
+def test_changed_event_shows_the_difference(tmp_path: Path) -> None:
+    b = changed_copy(tmp_path, TEXT, b'"content":" capital"', b'"content":" city"')
+    code, out, _ = run(str(TEXT), b, "--by", "events")
+    assert code == 1
+    assert "changed data" in out and "capital" in out and "city" in out
+    assert "11 equal, 1 changed" in out
+    code, out, _ = run(str(TEXT), b, "--by", "events", "--json")
+    doc = json.loads(out)
+    assert doc["counts"] == {"equal": 11, "changed": 1, "missing": 0, "inserted": 0}
+    (change,) = doc["changes"]
+    assert change["op"] == "changed" and change["fields"] == ["data"]
+    assert change["a"]["index"] == change["b"]["index"] == 2
+    assert '" city"' in change["b"]["data"] and {"type", "id", "t", "offset"} <= set(change["a"])
+
+
+# -- self-test: A against A re-cut ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("spec", ["bytes:1", "event", "random:7"])
+@pytest.mark.parametrize("path", sorted(CORPUS.glob("*.sse")), ids=lambda p: p.stem)
+def test_every_corpus_stream_survives_a_recut(path: Path, spec: str) -> None:
+    for by in ("text", "events"):
+        code, out, err = run(str(path), "--rechunk", spec, "--by", by)
+        assert (code, err) == (0, ""), out
+        assert f"A re-cut by {spec}" in out
+
+
+def test_recut_json(tmp_path: Path) -> None:
+    code, out, _ = run(str(TEXT), "--rechunk", "bytes:1", "--by", "events", "--json")
+    doc = json.loads(out)
+    assert (code, doc["identical"], doc["b"], doc["rechunk"]) == (0, True, None, "bytes:1")
+    assert doc["changes"] == [] and doc["counts"]["equal"] == 12
+
+
+# -- timing --------------------------------------------------------------------------------
+
+
+def test_a_hop_that_holds_events_is_caught() -> None:
+    times = upstream()
+    d = diff_timing(analyze(stream(times)), analyze(stream(held_downstream(times))))
+    assert not d.identical
+    assert d.baseline == pytest.approx(0.005, abs=1e-6)
+    assert [x.a.index for x in d.held] == list(range(10, 41))
+    assert d.max_hold.a.index == 10
+    assert d.max_hold.hold == pytest.approx(3.0 - 0.6 - 0.005, abs=1e-6)
+    (release,) = d.releases
+    assert len(release.events) == 31
+    assert release.t == pytest.approx(3.0, abs=1e-6) and release.span < 0.002
+    assert release.first_hold == d.max_hold.hold
+    assert not d.only_a and not d.only_b
+    assert d.hop == "between A and B"
+    assert d.summary == (
+        "the hop between A and B held 31 events up to 2.395 s over its 5.0 ms baseline, "
+        "released in 1 burst (largest: 31 events at t=3.000 s)"
+    )
+
+
+def test_timing_cli(tmp_path: Path) -> None:
+    times = upstream()
+    a = write(tmp_path, "a.jsonl", stream(times))
+    b = write(tmp_path, "b.jsonl", stream(held_downstream(times)))
+    code, out, err = run(a, b, "--by", "timing")
+    assert (code, err) == (1, "")
+    assert "the hop between A and B held 31 events up to 2.395 s" in " ".join(out.split())
+    assert "release at t=3.000 s in B: 31 events" in out
+    code, _, _ = run(a, b, "--by", "timing", "--hold-ms", "3000")
+    assert code == 0
+
+
+def test_timing_json_shape(tmp_path: Path) -> None:
+    times = upstream()
+    a = write(tmp_path, "a.jsonl", stream(times))
+    b = write(tmp_path, "b.jsonl", stream(held_downstream(times)))
+    code, out, _ = run(a, b, "--by", "timing", "--json")
+    doc = json.loads(out)
+    assert code == doc["exit_code"] == 1
+    assert doc["hop"] == "between A and B" and doc["held"] == 31 and doc["threshold"] == 0.1
+    assert doc["baseline"] == pytest.approx(0.005, abs=1e-6)
+    assert doc["max_hold"]["a_index"] == 10
+    (release,) = doc["releases"]
+    assert release["events"] == 31 and release["a_indices"] == list(range(10, 41))
+    assert len(doc["events"]) == 61 and doc["only_a"] == doc["only_b"] == []
+    row = doc["events"][10]
+    assert set(row) == {"a_index", "b_index", "type", "t_a", "t_b", "delay", "hold", "held"} and row["held"]
+
+
+def test_only_the_network_floor_is_identical(tmp_path: Path) -> None:
+    times = upstream()
+    a = write(tmp_path, "a.jsonl", stream(times))
+    b = write(tmp_path, "b.jsonl", stream([t + 0.005 for t in times]))
+    code, out, err = run(a, b, "--by", "timing")
+    assert (code, err) == (0, "")
+    assert "held no event more than 100 ms over its 5.0 ms baseline" in " ".join(out.split())
+
+
+def test_events_lost_by_the_hop_are_reported() -> None:
+    times = upstream()
+    a = analyze(stream(times))
+    b = analyze(stream([t + 0.005 for t in times[:-1]], events=[event(i) for i in range(59)]))
+    d = diff_timing(a, b)
+    assert d.identical and [e.index for e in d.only_a] == [59] and not d.only_b
+
+
+# -- bad input -----------------------------------------------------------------------------
+
+
+def test_untimed_timing_is_exit_2_one_line(tmp_path: Path) -> None:
+    b = write(tmp_path, "b.jsonl", stream(upstream()))
+    code, out, err = run(str(TEXT), b, "--by", "timing")
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and "untimed" in err and str(TEXT) in err
+    with pytest.raises(SSEInspectError, match="untimed"):
+        diff_timing(analyze(load_capture(b)), analyze(load_capture(TEXT)))
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ((str(TEXT),), "give a second capture B"),
+        ((str(TEXT), "--rechunk", "bytes:1", "--by", "timing"), "--by timing needs a second capture B"),
+        ((str(TEXT), "/no/such/file.sse"), "no such file"),
+    ],
+)
+def test_bad_usage_is_exit_2_one_line(args: tuple[str, ...], message: str) -> None:
+    code, out, err = run(*args)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and message in err
+
+
+def test_bad_rechunk_spec_is_exit_2() -> None:
+    code, out, err = run(str(TEXT), "--rechunk", "bytes:0")
+    assert code == 2 and out == "" and "bytes:0" in err
+
+
+def test_unrelated_streams_have_no_timing() -> None:
+    a = capture_from_body([(0.1, b"data: a\n\n")])
+    b = capture_from_body([(0.1, b"data: b\n\n")])
+    with pytest.raises(SSEInspectError, match="share no event"):
+        diff_timing(analyze(a), analyze(b))
