@@ -21,6 +21,7 @@ from ._capture import (
     load_capture,
     parse_capture,
 )
+from ._diff import EventsDiff, TextDiff, TimingDiff, diff_events, diff_text, diff_timing
 from ._errors import CaptureError, DialectError, RechunkSpecError, SSEInspectError
 from ._events import Comment, Event, Notice
 from ._parser import EventStreamParser, ParseStats, parse_events
@@ -42,6 +43,7 @@ __all__ = [
     "End",
     "Event",
     "EventStreamParser",
+    "EventsDiff",
     "FORMAT",
     "InbandError",
     "Notice",
@@ -51,12 +53,17 @@ __all__ = [
     "Request",
     "Response",
     "SSEInspectError",
+    "TextDiff",
     "Timing",
+    "TimingDiff",
     "ToolCall",
     "__version__",
     "analyze",
     "capture_from_body",
     "detect_dialect",
+    "diff_events",
+    "diff_text",
+    "diff_timing",
     "dump_capture",
     "get_dialect",
     "load_capture",

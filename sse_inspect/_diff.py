@@ -71,7 +71,8 @@ def _answer_parts(answer: Answer) -> list[tuple[str, list[str]]]:
                 parts.append((f"{name} {field}", [f"  {field}:", *(f"    {line}" for line in value.split("\n"))]))
         if c.tool_calls:
             parts.append((f"{name} tool calls", [f"  tool call {t.name} {t.arguments}" for t in c.tool_calls]))
-        parts.append((f"{name} finish reason", [f"  finish reason {c.finish_reason}"]))
+        finish = "(none)" if c.finish_reason is None else c.finish_reason
+        parts.append((f"{name} finish reason", [f"  finish reason {finish}"]))
     complete = {True: "true", False: "false", None: "null (the dialect has no end marker)"}[answer.complete]
     parts.append(("complete", [f"complete {complete}"]))
     if answer.errors:
@@ -148,7 +149,9 @@ class EventsDiff:
         return all(c.op == "equal" for c in self.changes)
 
 
-def _opcodes(a: Sequence[Event], b: Sequence[Event], key: Callable[[Event], Hashable]) -> list[tuple[str, int, int, int, int]]:
+def _opcodes(
+    a: Sequence[Event], b: Sequence[Event], key: Callable[[Event], Hashable]
+) -> list[tuple[str, int, int, int, int]]:
     # autojunk off: a stream's repeated events (pings, empty deltas) must still align
     return difflib.SequenceMatcher(None, [key(e) for e in a], [key(e) for e in b], autojunk=False).get_opcodes()
 

@@ -133,12 +133,14 @@ def test_text_json_shape(tmp_path: Path) -> None:
 
 
 def test_captured_control_characters_are_escaped(tmp_path: Path) -> None:
-    evil = [event(0), b'data: {"choices":[{"index":0,"delta":{"content":"\\u001b[2J"}}]}\n\n']
-    a = write(tmp_path, "a.jsonl", stream([0.1, 0.2], events=[event(0), event(1)]))
-    b = write(tmp_path, "b.jsonl", stream([0.1, 0.2], events=evil))
+    json_escape = b'data: {"choices":[{"index":0,"delta":{"content":"\\u001b[2J"}}]}\n\n'
+    a = write(tmp_path, "a.jsonl", stream([0.1, 0.2, 0.3], events=[event(0), event(1), event(2)]))
+    title = b"data: \x1b]0;pwned\x07\n\n"
+    b = write(tmp_path, "b.jsonl", stream([0.1, 0.2, 0.3], events=[event(0), json_escape, title]))
     for by in ("text", "events"):
         code, out, _ = run(a, b, "--by", by)
-        assert code == 1 and "\x1b" not in out and "\\x1b[2J" in out
+        assert code == 1 and "\x1b" not in out and "\x07" not in out
+        assert ("\\x1b[2J" if by == "text" else "\\x1b]0;pwned\\x07") in out
 
 
 # -- events --------------------------------------------------------------------------------
@@ -151,10 +153,10 @@ def test_inserted_and_missing_events(tmp_path: Path) -> None:
     b = write(tmp_path, "b.jsonl", stream([*times, times[-1] + 0.01], events=extra))
     code, out, _ = run(a, b, "--by", "events")
     assert code == 1
-    assert "+ inserted" in out and "ping" in out
-    assert "1 inserted (only in B)" in out
+    assert "+ only in B" in out and "ping" in out
+    assert "1 inserted" in out
     code, out, _ = run(b, a, "--by", "events")
-    assert code == 1 and "- missing" in out and "1 missing (only in A)" in out
+    assert code == 1 and "- missing from B" in out and "1 missing" in out
 
     d = diff_events(analyze(load_capture(a)), analyze(load_capture(b)))
     (inserted,) = d.inserted

@@ -8,7 +8,6 @@ from __future__ import annotations
 import sys
 
 import click
-from rich.console import Console
 from rich.text import Text
 
 from .. import __version__
@@ -22,12 +21,9 @@ from ._params import capture_argument, dialect_option, input_errors, json_option
 from ._check import check, findings_view, report_json
 from ._diff import diff
 from ._record import fetch, record
+from ._replay import replay, serve
 
 __all__ = ["main"]
-
-
-def _out() -> Console:
-    return Console(highlight=False)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -48,7 +44,7 @@ def cli() -> None:
 def show(capture: str, dialect: str | None, rechunk: RechunkSpec | None) -> None:
     """The main view: request, streaming headers, timing, timeline, how it ended, the answer."""
     analysis = analyze(load_capture(capture), rechunk=rechunk, dialect=dialect)
-    console = _out()
+    console = _render.console()
     console.print(_render.show_view(analysis))
     report = report_json(run_checks(analysis), capture)
     if report["findings"]:
@@ -78,14 +74,14 @@ def events(capture: str, as_json: bool, rechunk: RechunkSpec | None, comments: b
         for item in items:
             write(_json.dumps(_json.event_json(item) if isinstance(item, Event) else _json.comment_json(item)) + "\n")
         return
-    console = _out()
+    console = _render.console()
     console.print(_render.events_table([e for e in items if isinstance(e, Event)]))
     if comments:
         for c in analysis.comments:
             console.print(_render.safe(f"comment at byte {c.offset}, t={_render.seconds(c.t)}: {c.text}", newlines=False))
     note = _render.notices(analysis)
     if note is not None:
-        Console(stderr=True, highlight=False).print(note)
+        _render.console(stderr=True).print(note)
 
 
 @cli.command()
@@ -119,7 +115,7 @@ def text(capture: str, as_json: bool, dialect: str | None, rechunk: RechunkSpec 
         parts += [f"[tool call] {c.name} {c.arguments}" for c in choice.tool_calls]
     out = "\n".join(parts)
     if tty:
-        _out().print(_render.safe(out))
+        _render.console().print(_render.safe(out))
     else:
         sys.stdout.write(out + ("\n" if out else ""))
 
@@ -127,6 +123,8 @@ def text(capture: str, as_json: bool, dialect: str | None, rechunk: RechunkSpec 
 cli.add_command(check)
 cli.add_command(diff)
 cli.add_command(record)
+cli.add_command(replay)
+cli.add_command(serve)
 cli.add_command(fetch)
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console, Group, RenderableType
+from rich.console import Group, RenderableType
 from rich.progress import Progress
 from rich.table import Table
 from rich.text import Text
@@ -104,7 +104,7 @@ def _results(paths: list[str], args: tuple[Any, ...], progress: bool) -> Iterato
     workers = min(os.cpu_count() or 1, len(paths))
     with ProcessPoolExecutor(max_workers=workers) as pool:
         futures = [pool.submit(check_one, p, *args) for p in paths]
-        with Progress(console=Console(stderr=True), transient=True, disable=not progress) as bar:
+        with Progress(console=_render.console(stderr=True), transient=True, disable=not progress) as bar:
             task = bar.add_task(f"checking {len(paths)} captures on {workers} cores", total=len(paths))
             for future in futures:
                 yield future.result()
@@ -149,7 +149,7 @@ def check(captures: tuple[str, ...], as_json: bool, fail_on: str, select_text: s
                "thresholds": {k: getattr(thresholds, k) for k in thresholds.__dataclass_fields__}}  # fmt: skip
         sys.stdout.write(dumps(doc) + "\n")
     else:
-        console = Console(highlight=False)
+        console = _render.console()
         if len(results) == 1 and not unreadable:
             console.print(report_view(results[0]))
         else:
@@ -158,7 +158,7 @@ def check(captures: tuple[str, ...], as_json: bool, fail_on: str, select_text: s
                     console.print(report_view(r))
                     console.print()
             console.print(summary_table(results))
-        err = Console(stderr=True, highlight=False)
+        err = _render.console(stderr=True)
         for r in unreadable:
             err.print(_render.safe(f"Error: {r['error']}", newlines=False))
     sys.exit(code)

@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 import click
-from rich.console import Console, Group, RenderableType
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -71,7 +71,7 @@ def diff(a: str, b: str | None, by: str, hold_ms: float, as_json: bool, dialect:
                "identical": result.identical, "exit_code": code, **_result_json(result)}  # fmt: skip
         sys.stdout.write(dumps(doc) + "\n")
     else:
-        Console(highlight=False).print(Group(_legend(a, b, rechunk), _view(result)))
+        _render.console().print(Group(_legend(a, b, rechunk), _view(result)))
     sys.exit(code)
 
 
@@ -93,7 +93,8 @@ def _legend(a: str, b: str | None, rechunk: RechunkSpec | None) -> Text:
     legend = Text("A ", style="bold")
     legend.append_text(_render.safe(a + cut, newlines=False, style="dim"))
     legend.append("\nB ", style="bold")
-    legend.append_text(_render.safe(f"{b}{cut}" if b is not None else f"A re-cut by {rechunk}", newlines=False, style="dim"))
+    other = f"{b}{cut}" if b is not None else f"A re-cut by {rechunk}"
+    legend.append_text(_render.safe(other, newlines=False, style="dim"))
     return legend
 
 
@@ -141,8 +142,7 @@ def _event_cells(e: Event, style: str, data_text: str | None = None) -> list[Tex
 
 
 def _events_view(d: EventsDiff) -> RenderableType:
-    counts = (f"{len(d.equal)} equal, {len(d.changed)} changed, {len(d.missing)} missing (only in A), "
-              f"{len(d.inserted)} inserted (only in B)")  # fmt: skip
+    counts = f"{len(d.equal)} equal, {len(d.changed)} changed, {len(d.missing)} missing, {len(d.inserted)} inserted"
     verdict = _verdict(d.identical, f"identical events ({counts})", f"events differ: {counts}")
     if d.identical:
         return verdict
@@ -152,9 +152,9 @@ def _events_view(d: EventsDiff) -> RenderableType:
     for name in ("change", "type", "id", "data"):
         table.add_column(name, overflow="fold")
     for c in d.changes:
-        what = {"changed": f"changed {', '.join(c.fields)}", "missing": "missing", "inserted": "inserted"}.get(c.op)
-        if what is None:
+        if c.op == "equal":
             continue
+        what = {"missing": "missing from B", "inserted": "only in B"}.get(c.op, f"changed {', '.join(c.fields)}")
         data_a, data_b = _around(c.a.data, c.b.data) if c.a and c.b and "data" in c.fields else (None, None)
         if c.a is not None:
             table.add_row(str(c.a.index), "", Text(f"- {what}", style="red"), *_event_cells(c.a, "red", data_a))
@@ -194,7 +194,7 @@ def _result_json(result: TextDiff | EventsDiff | TimingDiff) -> dict[str, Any]:
                 "lines": {"a": list(result.a), "b": list(result.b)}}  # fmt: skip
     if isinstance(result, EventsDiff):
         return {
-            "counts": {op: sum(c.op == op for c in result.changes) for op in ("equal", "changed", "missing", "inserted")},
+            "counts": {op: len(getattr(result, op)) for op in ("equal", "changed", "missing", "inserted")},
             "changes": [_change_json(c) for c in result.changes if c.op != "equal"],
         }
     return _timing_json(result)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import click
-from rich.console import Console
 
 from .._analysis import analyze
 from .._capture import load_capture
@@ -23,6 +23,12 @@ def _require(module: str) -> None:
         __import__(module)
     except ImportError:
         raise InputError(INSTALL_HINT) from None
+
+
+def _check_upstream(url: str) -> None:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise InputError(f"--upstream {url!r} is not an http:// or https:// URL (e.g. https://api.openai.com)")
 
 
 def _listen(value: str) -> tuple[str, int]:
@@ -56,9 +62,11 @@ def record(
     from ..proxy import RecordingProxy, check_listen_address
 
     host, port = _listen(listen)
+    if upstream is not None:
+        _check_upstream(upstream)
     check_listen_address(host, port)
-    console = Console(highlight=False)
-    err = Console(stderr=True, highlight=False)
+    console = _render.console()
+    err = _render.console(stderr=True)
 
     def ready(real_host: str, real_port: int) -> None:
         base = f"http://{real_host}:{real_port}"
@@ -83,14 +91,18 @@ def record(
     options: dict[str, Any] = {"sse_capture_types": types, "sse_redact": not no_redact}
     if flow_filter:
         options["sse_capture_filter"] = flow_filter
+    from mitmproxy.exceptions import OptionsError
+
     try:
         RecordingProxy(
             host=host, port=port, upstream=upstream, directory=directory, confdir=confdir, options=options,
             on_capture=on_capture, on_ready=ready,
         ).run()  # fmt: skip
-    except Exception as exc:  # mitmproxy's OptionsError and friends: a bad --filter, --upstream
-        if type(exc).__name__ == "OptionsError":
-            raise InputError(str(exc)) from None
+    except OptionsError as exc:  # a bad --filter, say
+        raise InputError(str(exc)) from None
+    except SystemExit as exc:  # mitmproxy exits when it logged an error while starting
+        if exc.code:
+            raise InputError("mitmproxy could not start (see its messages above)") from None
         raise
     err.print("stopped; every capture is closed")
 
@@ -127,7 +139,7 @@ def fetch(
             raise click.BadParameter(f"{h!r} is not 'NAME: VALUE'", param_hint="-H")
         pairs.append((name.strip(), value.strip()))
     body = _body(data)
-    err = Console(stderr=True, highlight=False)
+    err = _render.console(stderr=True)
 
     def progress(t: float, chunk: bytes) -> None:
         if not quiet:
@@ -141,7 +153,7 @@ def fetch(
         click.echo(str(path))
         return
     err.print()
-    Console(highlight=False).print(_render.show_view(analyze(load_capture(path))))
+    _render.console().print(_render.show_view(analyze(load_capture(path))))
     err.print(f"capture written to {path}")
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from rich.console import Group, RenderableType
+from rich.console import Console, Group, RenderableType
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -33,6 +33,14 @@ _SPARK = " ▁▂▃▄▅▆▇█"
 def _escape(match: re.Match[str]) -> str:
     code = ord(match.group())
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def console(*, stderr: bool = False) -> Console:
+    """A Console for stdout (data) or stderr (talk). Off a terminal it never wraps lines,
+    so paths and messages stay whole for scripts and logs."""
+    out = Console(highlight=False, stderr=stderr)
+    out.soft_wrap = not out.is_terminal
+    return out
 
 
 def safe(text: str, *, newlines: bool = True, style: str = "") -> Text:

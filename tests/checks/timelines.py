@@ -7,6 +7,7 @@ explicit `(t, bytes)` chunks. Each named timeline says which real cause it mirro
 
 from __future__ import annotations
 
+import base64
 import json
 import random
 import zlib
@@ -314,3 +315,38 @@ def gzipped(n: int = 40, *, corrupt_at: int | None = None) -> Capture:
         pieces[corrupt_at] = bytes(b ^ 0x5A for b in pieces[corrupt_at])
     return capture(at([TTFT + EVERY * i for i in range(n)], pieces),
                    headers=SSE_HEADERS + (("Content-Encoding", "gzip"),))  # fmt: skip
+
+
+def retransmit_stall(stall: float = 0.28, seed: int = 10) -> Capture:
+    """One lost TCP segment on the way from the provider: the stream stops for a retransmission
+    timeout (Linux's minimum RTO is 200 ms, plus a round trip), then what was sent meanwhile arrives at once."""
+    times = jittered(300, start=0.4, lo=0.02, hi=0.06, rng=random.Random(seed))
+    start = times[150]
+    return capture(at([start + stall if start < t < start + stall else t for t in times], openai_events(299)))
+
+
+def h2_image_frames(images: int = 3, frame: int = 16384) -> Capture:
+    """Image generation over HTTP/2 (Responses `partial_image` events of ~60 KB of base64, 1.5 s apart):
+    each event is sent as back-to-back DATA frames of the default maximum size, 16,384 bytes."""
+    big = [
+        sse({"type": "response.image_generation_call.partial_image", "sequence_number": 4 + i,
+             "partial_image_b64": base64.b64encode(random.Random(i).randbytes(45_000)).decode()},
+            "response.image_generation_call.partial_image")  # fmt: skip
+        for i in range(images)
+    ]
+    chunks, t = [(1.0, b"".join(responses_start()))], 1.0
+    for event in big:
+        t += 1.5
+        chunks += [(round(t + 0.0001 * k, 6), event[i : i + frame]) for k, i in enumerate(range(0, len(event), frame))]
+    chunks.append((t + 0.2, b"".join(responses_end(0))))
+    return capture(chunks, url="https://api.openai.com/v1/responses")
+
+
+def flush_timer(period: float = 0.6, pause: float = 0.0, seed: int = 11) -> Capture:
+    """A hop that flushes on a timer (a compression or logging middleware writing out every `period` s)
+    in front of a model that sends its role chunk at once and then, with `pause`, thinks before answering
+    (a reasoning model on Chat Completions)."""
+    rng = random.Random(seed)
+    tokens_at = jittered(199, start=0.45 + pause, lo=0.02, hi=0.06, rng=rng)
+    flushed = [round(period * (int(t / period) + 1), 6) for t in tokens_at]
+    return capture(at([0.4] + flushed, openai_events(199)))
