@@ -27,7 +27,7 @@ class Release:
     t0: float
     t1: float
     silence: float
-    """Seconds without a byte before it (for the first release: since the response headers)."""
+    """Seconds without a byte before it (for the first release: since the request was sent)."""
     chunks: int
     bytes: int
     events: int
@@ -56,8 +56,9 @@ def releases(chunks: tuple[Chunk, ...], events_per_chunk: Counter[int], start: f
 def check_timing(ctx: Context) -> Iterator[Finding]:
     a = ctx.analysis
     th = ctx.thresholds
-    response = ctx.capture.response
-    start = response.t if response is not None and response.t is not None else 0.0
+    # Silences count from the request, not from the response headers: a buffering hop holds
+    # the headers with the body (nginx does, for a close-delimited upstream).
+    start = 0.0
     per_chunk = Counter(e.chunk for e in a.events)
     rels = releases(a.chunks, per_chunk, start, th)
     total_events = len(a.events)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from sse_inspect import Capture, Chunk, SSEInspectError, analyze, parse_capture
 from sse_inspect.checks import CODES, Finding, Report, Severity, Thresholds, parse_threshold, run_checks
 
+from ..helpers import CORPUS
 from . import timelines as T
 
 TIMING = {name for name, code in CODES.items() if code.family == "timing"}
@@ -25,26 +27,41 @@ def only(report: Report, code: str) -> Finding:
     return finding
 
 
+def bug(reason: str) -> pytest.MarkDecorator:
+    return pytest.mark.xfail(strict=True, reason=f"BUG: {reason}")
+
+
+def corpus_in_one_write(name: str, tail: bytes = b"") -> Callable[[], Capture]:
+    return lambda: T.one_write((CORPUS / name).read_bytes() + tail)
+
+
 HEALTHY: list[tuple[str, Callable[[], Capture]]] = [
-    *((f"steady-seed{seed}", lambda seed=seed: T.steady(seed)) for seed in (1, 2, 3)),  # type: ignore[misc]
+    *((f"steady-seed{seed}", functools.partial(T.steady, seed)) for seed in (1, 2, 3)),
     ("slow-model", T.slow_model),
     ("thinking-pause", T.thinking_pause),
     ("anthropic-batched-start-and-end", T.anthropic_paced),
-    ("45s-gap-with-keepalives", lambda: T.silent_gap(keepalive_every=10.0)),
+    ("45s-gap-with-keepalives", functools.partial(T.silent_gap, keepalive_every=10.0)),
 ]
+# fmt: off
 FALSE_POSITIVES = [
-    pytest.param(T.groq_fast, id="groq-2ms", marks=pytest.mark.xfail(strict=True, reason=(
-        "BUG: single-flush on a fast steady stream: chunks 2 ms apart chain into one 2 s 'release' "
-        "(10 ms window), and single-flush never checks the release's span"))),
-    pytest.param(T.responses_paced, id="responses-start", marks=pytest.mark.xfail(strict=True, reason=(
-        "BUG: buffering-burst on OpenAI Responses' own start: created + in_progress + output_item.added "
-        "+ content_part.added + first delta in one write is 5 events = burst_min_events"))),
-    pytest.param(T.h2_image_frames, id="h2-16k-frames", marks=pytest.mark.xfail(strict=True, reason=(
-        "BUG: fixed-size-flush on big events split into back-to-back 16 KiB HTTP/2 DATA frames"))),
-    pytest.param(T.retransmit_stall, id="tcp-retransmit", marks=pytest.mark.xfail(strict=True, reason=(
-        "BUG: buffering-burst on one 280 ms TCP retransmission stall (5 events): burst_min_silence_ms=250 "
-        "is below a retransmission timeout"))),
-]  # fmt: skip
+    pytest.param(T.groq_fast, id="groq-2ms", marks=bug(
+        "single-flush on a fast steady stream: chunks 2 ms apart chain into one 2 s 'release' (10 ms window), "
+        "and single-flush never checks the release's span")),
+    pytest.param(T.responses_paced, id="responses-start", marks=bug(
+        "buffering-burst on OpenAI Responses' own start: created + in_progress + output_item.added "
+        "+ content_part.added + first delta in one write is 5 events = burst_min_events")),
+    pytest.param(T.h2_image_frames, id="h2-16k-frames", marks=bug(
+        "fixed-size-flush on big events split into back-to-back 16 KiB HTTP/2 DATA frames")),
+    pytest.param(corpus_in_one_write("openai-chat-finish-length-maxtokens1.sse"), id="one-token-answer", marks=bug(
+        "single-flush + buffering-burst on a max_tokens=1 answer (role, token, finish, usage, [DONE]) that "
+        "OpenAI writes back to back: a one-step answer looks like a flush")),
+    pytest.param(corpus_in_one_write("groq-chat-toolcall-noargs.sse", b"data: [DONE]\n\n"), id="unstreamed-tool-call",
+                 marks=bug("single-flush on Groq's tool call, which Groq sends whole (4 events in one write)")),
+    pytest.param(T.retransmit_stall, id="tcp-retransmit", marks=bug(
+        "buffering-burst on one 280 ms TCP retransmission stall (5 events): burst_min_silence_ms=250 is below "
+        "a retransmission timeout")),
+]
+# fmt: on
 
 
 @pytest.mark.parametrize(("name", "build"), HEALTHY, ids=[n for n, _ in HEALTHY])
@@ -128,9 +145,12 @@ def test_a_higher_burst_threshold_drops_the_burst() -> None:
 
 @pytest.mark.parametrize(
     ("text", "field", "value"),
-    [("burst_min_events=50", "burst_min_events", 50), ("burst-window-ms=2.5", "burst_window_ms", 2.5),
-     ("long_silence_s=60", "long_silence_s", 60.0)],
-)  # fmt: skip
+    [
+        ("burst_min_events=50", "burst_min_events", 50),
+        ("burst-window-ms=2.5", "burst_window_ms", 2.5),
+        ("long_silence_s=60", "long_silence_s", 60.0),
+    ],
+)
 def test_parse_threshold(text: str, field: str, value: float) -> None:
     parsed = parse_threshold(Thresholds(), text)
     assert getattr(parsed, field) == value and type(getattr(parsed, field)) is type(value)
@@ -139,10 +159,14 @@ def test_parse_threshold(text: str, field: str, value: float) -> None:
 
 @pytest.mark.parametrize(
     ("text", "says"),
-    [("burst_events=5", "unknown threshold"), ("burst_min_events", "unknown threshold"),
-     ("burst_min_events=many", "takes a number"), ("burst_min_events=2.5", "takes a number"),
-     ("long_silence_s=-1", "cannot be negative")],
-)  # fmt: skip
+    [
+        ("burst_events=5", "unknown threshold"),
+        ("burst_min_events", "unknown threshold"),
+        ("burst_min_events=many", "takes a number"),
+        ("burst_min_events=2.5", "takes a number"),
+        ("long_silence_s=-1", "cannot be negative"),
+    ],
+)
 def test_parse_threshold_rejects(text: str, says: str) -> None:
     with pytest.raises(SSEInspectError, match=says):
         parse_threshold(Thresholds(), text)
@@ -172,8 +196,9 @@ def test_raw_body_skips_headers() -> None:
 
 
 def test_error_response_skips_timing() -> None:
-    capture = T.capture([(3.0, b"upstream timed out")], status=504, reason="Gateway Timeout",
-                        headers=(("Content-Type", "text/plain"),))  # fmt: skip
+    capture = T.capture(
+        [(3.0, b"upstream timed out")], status=504, reason="Gateway Timeout", headers=(("Content-Type", "text/plain"),)
+    )
     report = check(capture)
     assert any(set(s.codes) == TIMING and "error response" in s.reason for s in report.skipped)
     assert report.verdict.startswith("HTTP ERROR: HTTP 504 Gateway Timeout")
@@ -187,13 +212,15 @@ def test_select_and_ignore() -> None:
     assert not ignored.verdict.startswith("BUFFERED")
 
 
-@pytest.mark.parametrize("pause", [
-    0.0,
-    pytest.param(25.0, marks=pytest.mark.xfail(strict=True, reason=(
-        "BUG: the burst rule compares silences with the MEAN interval, which a 25 s thinking pause inflates "
-        "(167 ms, so 4x = 667 ms > the 600 ms holds): the periodic flushes are missed and the one burst "
-        "reported is 'held 25.4 s', the model's thinking time"))),
-])  # fmt: skip
+# fmt: off
+PAUSES = [0.0, pytest.param(25.0, marks=bug(
+    "the burst rule compares silences with the MEAN interval, which a 25 s thinking pause inflates "
+    "(167 ms, so 4x = 667 ms > the 600 ms holds): the periodic flushes are missed and the one burst "
+    "reported is 'held 25.4 s', the model's thinking time"))]
+# fmt: on
+
+
+@pytest.mark.parametrize("pause", PAUSES)
 def test_periodic_flushes_are_found_after_a_thinking_pause(pause: float) -> None:
     burst = only(check(T.flush_timer(period=0.6, pause=pause)), "buffering-burst")
     assert len(burst.evidence["bursts"]) >= 10

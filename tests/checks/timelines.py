@@ -12,6 +12,7 @@ import json
 import random
 import zlib
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from sse_inspect import Capture, Chunk, End, Request, Response, parse_rechunk_spec, rechunk
 
@@ -49,20 +50,30 @@ def openai_events(n: int, *, done: bool = True) -> list[bytes]:
 
 
 def anthropic_start() -> list[bytes]:
-    message = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-20250514",
-               "content": [], "usage": {"input_tokens": 12, "output_tokens": 1}}  # fmt: skip
+    message = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-20250514",
+        "content": [],
+        "usage": {"input_tokens": 12, "output_tokens": 1},
+    }
     return [
         sse({"type": "message_start", "message": message}, "message_start"),
-        sse({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
-            "content_block_start"),  # fmt: skip
+        sse(
+            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+            "content_block_start",
+        ),
         sse({"type": "ping"}, "ping"),
     ]
 
 
 def anthropic_deltas(n: int) -> list[bytes]:
     return [
-        sse({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": tok}},
-            "content_block_delta")  # fmt: skip
+        sse(
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": tok}},
+            "content_block_delta",
+        )
         for tok in tokens(n)
     ]
 
@@ -70,8 +81,10 @@ def anthropic_deltas(n: int) -> list[bytes]:
 def anthropic_end(*, stop: bool = True) -> list[bytes]:
     end = [
         sse({"type": "content_block_stop", "index": 0}, "content_block_stop"),
-        sse({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 9}},
-            "message_delta"),  # fmt: skip
+        sse(
+            {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 9}},
+            "message_delta",
+        ),
     ]
     return end + [sse({"type": "message_stop"}, "message_stop")] if stop else end
 
@@ -87,17 +100,37 @@ def responses_start() -> list[bytes]:
     return [
         sse({"type": "response.created", "sequence_number": 0, "response": response}, "response.created"),
         sse({"type": "response.in_progress", "sequence_number": 1, "response": response}, "response.in_progress"),
-        sse({"type": "response.output_item.added", "sequence_number": 2, "output_index": 0, "item": item},
-            "response.output_item.added"),  # fmt: skip
-        sse({"type": "response.content_part.added", "sequence_number": 3, "item_id": "msg_1", "output_index": 0,
-             "content_index": 0, "part": {"type": "output_text", "text": ""}}, "response.content_part.added"),  # fmt: skip
+        sse(
+            {"type": "response.output_item.added", "sequence_number": 2, "output_index": 0, "item": item},
+            "response.output_item.added",
+        ),
+        sse(
+            {
+                "type": "response.content_part.added",
+                "sequence_number": 3,
+                "item_id": "msg_1",
+                "output_index": 0,
+                "content_index": 0,
+                "part": {"type": "output_text", "text": ""},
+            },
+            "response.content_part.added",
+        ),
     ]
 
 
 def responses_deltas(n: int, *, first_seq: int = 4) -> list[bytes]:
     return [
-        sse({"type": "response.output_text.delta", "sequence_number": first_seq + i, "item_id": "msg_1",
-             "output_index": 0, "content_index": 0, "delta": tok}, "response.output_text.delta")  # fmt: skip
+        sse(
+            {
+                "type": "response.output_text.delta",
+                "sequence_number": first_seq + i,
+                "item_id": "msg_1",
+                "output_index": 0,
+                "content_index": 0,
+                "delta": tok,
+            },
+            "response.output_text.delta",
+        )
         for i, tok in enumerate(tokens(n))
     ]
 
@@ -107,10 +140,26 @@ def responses_end(n: int, *, terminal: str | None = "response.completed", error:
     seq = 4 + n
     text = "".join(tokens(n))
     end = [
-        sse({"type": "response.output_text.done", "sequence_number": seq, "item_id": "msg_1", "output_index": 0,
-             "content_index": 0, "text": text}, "response.output_text.done"),  # fmt: skip
-        sse({"type": "response.output_item.done", "sequence_number": seq + 1, "output_index": 0,
-             "item": {"id": "msg_1", "type": "message", "status": "completed"}}, "response.output_item.done"),  # fmt: skip
+        sse(
+            {
+                "type": "response.output_text.done",
+                "sequence_number": seq,
+                "item_id": "msg_1",
+                "output_index": 0,
+                "content_index": 0,
+                "text": text,
+            },
+            "response.output_text.done",
+        ),
+        sse(
+            {
+                "type": "response.output_item.done",
+                "sequence_number": seq + 1,
+                "output_index": 0,
+                "item": {"id": "msg_1", "type": "message", "status": "completed"},
+            },
+            "response.output_item.done",
+        ),
     ]
     if terminal is None:
         return end
@@ -139,8 +188,10 @@ def cohere_events(n: int, *, end: bool = True) -> list[bytes]:
     """A Cohere v2 chat stream, ended by `message-end` unless `end=False`."""
     out = [
         sse({"id": "c1", "type": "message-start", "delta": {"message": {"role": "assistant"}}}, "message-start"),
-        sse({"type": "content-start", "index": 0, "delta": {"message": {"content": {"type": "text", "text": ""}}}},
-            "content-start"),  # fmt: skip
+        sse(
+            {"type": "content-start", "index": 0, "delta": {"message": {"content": {"type": "text", "text": ""}}}},
+            "content-start",
+        ),
     ]
     out += [
         sse({"type": "content-delta", "index": 0, "delta": {"message": {"content": {"text": tok}}}}, "content-delta")
@@ -171,8 +222,9 @@ def capture(
     last = body[-1].t if body else headers_at
     return Capture(
         chunks=body,
-        request=Request(method="POST", url=url, headers=(("Content-Type", "application/json"),),
-                        body='{"stream": true}'),  # fmt: skip
+        request=Request(
+            method="POST", url=url, headers=(("Content-Type", "application/json"),), body='{"stream": true}'
+        ),
         response=Response(status=status, reason=reason, headers=headers, t=headers_at),
         end=None if end is None else End(kind=end, t=(last or 0.0) + 0.001, error=end_error),
     )
@@ -193,14 +245,14 @@ def jittered(n: int, *, start: float, lo: float, hi: float, rng: random.Random) 
     return out
 
 
-def paced(body: bytes | Sequence[bytes], *, ttft: float = TTFT, every: float = EVERY, **kw: object) -> Capture:
+def paced(body: bytes | Sequence[bytes], *, ttft: float = TTFT, every: float = EVERY, **kw: Any) -> Capture:
     """A healthy stream: the body cut after each event, the first at `ttft`, then one every `every` s.
 
     Mirrors a server that flushes each event as the model produces it, with nothing in between.
     """
     raw = body if isinstance(body, bytes) else b"".join(body)
     pieces = rechunk([Chunk(0.0, raw)], parse_rechunk_spec("event"))
-    return capture([(round(ttft + i * every, 6), c.data) for i, c in enumerate(pieces)], **kw)  # type: ignore[arg-type]
+    return capture([(round(ttft + i * every, 6), c.data) for i, c in enumerate(pieces)], **kw)
 
 
 # -- named timelines -----------------------------------------------------------------------
@@ -247,8 +299,8 @@ def nginx_4k_buffer(n: int = 200, size: int = 4096, period: float = 0.6) -> Capt
 
 def close_delimited_through_nginx(n: int = 120, hold: float = 3.0) -> Capture:
     """An upstream answering HTTP/1.0-style (no chunking, close-delimited) behind nginx's defaults:
-    the whole answer is held and arrives in one read when the upstream closes, `hold` s in."""
-    return capture([(HEADERS_AT + hold, b"".join(openai_events(n - 1)))])
+    nginx holds the headers with the body, and the whole answer arrives in one read `hold` s in."""
+    return capture([(hold, b"".join(openai_events(n - 1)))], headers_at=hold)
 
 
 def slow_model(n: int = 30) -> Capture:
@@ -313,8 +365,9 @@ def gzipped(n: int = 40, *, corrupt_at: int | None = None) -> Capture:
     pieces[-1] += z.flush()
     if corrupt_at is not None:
         pieces[corrupt_at] = bytes(b ^ 0x5A for b in pieces[corrupt_at])
-    return capture(at([TTFT + EVERY * i for i in range(n)], pieces),
-                   headers=SSE_HEADERS + (("Content-Encoding", "gzip"),))  # fmt: skip
+    return capture(
+        at([TTFT + EVERY * i for i in range(n)], pieces), headers=SSE_HEADERS + (("Content-Encoding", "gzip"),)
+    )
 
 
 def retransmit_stall(stall: float = 0.28, seed: int = 10) -> Capture:
@@ -329,9 +382,14 @@ def h2_image_frames(images: int = 3, frame: int = 16384) -> Capture:
     """Image generation over HTTP/2 (Responses `partial_image` events of ~60 KB of base64, 1.5 s apart):
     each event is sent as back-to-back DATA frames of the default maximum size, 16,384 bytes."""
     big = [
-        sse({"type": "response.image_generation_call.partial_image", "sequence_number": 4 + i,
-             "partial_image_b64": base64.b64encode(random.Random(i).randbytes(45_000)).decode()},
-            "response.image_generation_call.partial_image")  # fmt: skip
+        sse(
+            {
+                "type": "response.image_generation_call.partial_image",
+                "sequence_number": 4 + i,
+                "partial_image_b64": base64.b64encode(random.Random(i).randbytes(45_000)).decode(),
+            },
+            "response.image_generation_call.partial_image",
+        )
         for i in range(images)
     ]
     chunks, t = [(1.0, b"".join(responses_start()))], 1.0
@@ -350,3 +408,9 @@ def flush_timer(period: float = 0.6, pause: float = 0.0, seed: int = 11) -> Capt
     tokens_at = jittered(199, start=0.45 + pause, lo=0.02, hi=0.06, rng=rng)
     flushed = [round(period * (int(t / period) + 1), 6) for t in tokens_at]
     return capture(at([0.4] + flushed, openai_events(199)))
+
+
+def one_write(body: bytes, ttft: float = 0.6) -> Capture:
+    """A short answer finished in one decode step (max_tokens=1, a yes/no, a tool call the server does not
+    stream): the server writes all its events back to back, `ttft` s in, with no hop holding anything."""
+    return capture([(ttft, body)], url="https://llm.example/v1/stream")
