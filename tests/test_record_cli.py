@@ -225,8 +225,6 @@ def test_fetch_final_line_names_the_whole_path(tmp_path: Path, server: SSEServer
 
 
 
-@pytest.mark.xfail(reason="BUG: rich strips the \\r of fetch's progress, so every chunk's note piles onto one line",
-                   strict=True)  # fmt: skip
 def test_fetch_progress_does_not_pile_up(tmp_path: Path, server: SSEServer) -> None:
     """A long answer (here 40 chunks) fetched with stderr in a CI log: the progress must not become one
     line with a note per chunk (on a terminal the same line would grow instead of being rewritten)."""

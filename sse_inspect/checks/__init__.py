@@ -77,8 +77,13 @@ def run_checks(
     """Check one analysed capture; `select` keeps only those codes, `ignore` drops codes."""
     ctx = Context(analysis, thresholds or Thresholds())
     capture = analysis.capture
-    findings = [*check_framing(ctx), *check_lifecycle(ctx)]
+    findings: list[Finding] = []
     skipped = []
+    if ctx.http_ok:
+        findings += [*check_framing(ctx), *check_lifecycle(ctx)]
+    else:
+        reason = "an error response: its body is the server's refusal, not an event stream"
+        skipped.append(Skipped(_family("framing") + _family("lifecycle"), reason))
     if capture.response is not None:
         findings += check_headers(ctx)
     else:
@@ -86,7 +91,7 @@ def run_checks(
     if not ctx.timed:
         skipped.append(Skipped(_family("timing"), "untimed capture: the source kept no per-chunk arrival times"))
     elif not ctx.http_ok:
-        skipped.append(Skipped(_family("timing"), "an error response: its timing says nothing about streaming"))
+        skipped.append(Skipped(_family("timing"), "an error response: its timing says nothing about a stream"))
     else:
         findings += check_timing(ctx)
     findings = [f for f in findings if (select is None or f.code in select) and f.code not in ignore]

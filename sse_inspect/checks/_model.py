@@ -123,17 +123,18 @@ class Thresholds:
     """The numbers that decide the timing findings; each can be set with `--threshold NAME=VALUE`."""
 
     burst_min_events: int = 5
-    """A release of fewer events is never a burst: servers write 2-4 events at once on their own
-    (Anthropic's message_start + content_block_start + ping, OpenAI's usage chunk + [DONE])."""
+    """A release of fewer text events is never a burst, and an answer of fewer is never judged:
+    a server may write a short answer in one go. Only events carrying output count."""
     burst_window_ms: float = 10.0
     """Chunks closer than this together form one release (a hop's flush split over several reads)."""
     burst_span_ms: float = 50.0
     """A release longer than this is a fast stream, not a flush (Groq streams 2 ms apart)."""
-    burst_min_silence_ms: float = 250.0
-    """The silence before a burst must be at least this long ..."""
+    burst_min_silence_ms: float = 500.0
+    """The silence before a burst must be at least this long (above a TCP retransmission stall:
+    Linux waits 200 ms at least, plus a round trip) ..."""
     burst_silence_factor: float = 4.0
-    """... and this many times the stream's mean interval between events: a hop that holds N events
-    is silent for about N intervals, so this is met by any N >= burst_min_events."""
+    """... and this many times the stream's pace (mean interval between text events, its longest
+    gap left out): a hop that holds N events is silent for about N intervals."""
     single_flush_share: float = 0.9
     """single-flush: the share of the body's bytes and events that arrived in one release."""
     fixed_flush_min_chunks: int = 3

@@ -9,8 +9,9 @@ from ._model import Finding, Severity
 
 __all__ = ["check_headers"]
 
-BUFFERING_SERVERS = ("nginx", "openresty", "tengine", "varnish", "apache", "envoy")
-"""Server header values of hops that buffer responses unless told not to."""
+BUFFERING_PROXIES = ("nginx", "openresty", "tengine", "varnish", "squid", "apache")
+"""Server or Via header values of hops that buffer responses unless told not to (nginx and its
+forks honour X-Accel-Buffering). A bare `Via: 1.1 google` names no such hop."""
 
 
 def check_headers(ctx: Context) -> Iterator[Finding]:
@@ -40,11 +41,13 @@ def check_headers(ctx: Context) -> Iterator[Finding]:
     if "no-cache" not in cache and "no-store" not in cache:
         yield Finding(code="no-cache-header", severity=Severity.INFO,
                       message="no Cache-Control: no-cache" + (f" (Cache-Control: {cache})" if cache else ""))  # fmt: skip
-    server = (response.header("server") or "").lower()
-    via = response.header("via")
     accel = (response.header("x-accel-buffering") or "").strip().lower()
-    if accel != "no" and (via or any(s in server for s in BUFFERING_SERVERS)):
-        hop = f"Via: {via}" if via else f"Server: {response.header('server')}"
+    hop = next(
+        (f"{name}: {value}" for name in ("Server", "Via") if (value := response.header(name))
+         and any(p in value.lower() for p in BUFFERING_PROXIES)),
+        None,
+    )  # fmt: skip
+    if accel != "no" and hop:
         yield Finding(code="x-accel-buffering", severity=Severity.INFO,
                       message=f"{hop} shows a proxy that may buffer, and no X-Accel-Buffering: no")  # fmt: skip
 

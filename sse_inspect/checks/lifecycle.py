@@ -36,7 +36,8 @@ def check_lifecycle(ctx: Context) -> Iterator[Finding]:
                       t=events[markers[1]].t, offset=events[markers[1]].start,
                       message=f"the end marker came {len(markers)} times, at events {_list(markers)}")  # fmt: skip
     if markers and ans.dialect not in _SENTINEL_AFTER_END_OK:
-        after = [e for e in events[markers[0] + 1 :] if e.index not in markers]
+        # a trailing [DONE] in a dialect without one is reported once, by done-not-json
+        after = [e for e in events[markers[0] + 1 :] if e.index not in markers and e.data != DONE]
         if after:
             yield Finding(code="data-after-end", severity=Severity.WARNING, event_index=after[0].index,
                           t=after[0].t, offset=after[0].start,
@@ -66,7 +67,9 @@ def _missing_marker(ctx: Context) -> Finding:
     ans = ctx.analysis.answer
     end = ctx.capture.end
     unterminated = any(n.kind == "unterminated-event" for n in ctx.analysis.notices)
-    if end is None:
+    if ans.errors:
+        how = f"the stream ended after the in-band error at event #{ans.errors[-1].event_index}"
+    elif end is None:
         how = "the recording stopped first"
     elif end.kind == "server-disconnected":
         how = "the connection was cut mid-stream" + (f" ({end.error})" if end.error else "")
@@ -81,7 +84,8 @@ def _missing_marker(ctx: Context) -> Finding:
     last = ctx.analysis.events[-1] if ctx.analysis.events else None
     return Finding(
         code="missing-end-marker",
-        severity=Severity.ERROR,
+        # After an in-band error the error is the diagnosis; the missing marker only follows from it.
+        severity=Severity.WARNING if ans.errors else Severity.ERROR,
         t=end.t if end else (last.t if last else None),
         event_index=last.index if last else None,
         message=f"no {ans.end_marker} after {len(ctx.analysis.events)} events: {how}",

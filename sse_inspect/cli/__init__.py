@@ -47,9 +47,11 @@ def show(capture: str, dialect: str | None, rechunk: RechunkSpec | None) -> None
     console = _render.console()
     console.print(_render.show_view(analysis))
     report = report_json(run_checks(analysis), capture)
+    console.print()
+    worst = report["worst"]
+    style = "bold red" if worst == "error" else "bold yellow" if worst == "warning" else "bold green"
+    console.print(_render.safe(report["verdict"], newlines=False, style=style))
     if report["findings"]:
-        console.print()
-        console.print(Text("findings", style="bold"))
         console.print(findings_view(report["findings"], verbose=False))
 
 

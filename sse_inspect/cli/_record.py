@@ -141,9 +141,15 @@ def fetch(
     body = _body(data)
     err = _render.console(stderr=True)
 
+    live = not quiet and sys.stderr.isatty()
+    received = 0
+
     def progress(t: float, chunk: bytes) -> None:
-        if not quiet:
-            err.print(f"\r{t:8.3f} s  +{len(chunk)} B", end="")
+        nonlocal received
+        received += len(chunk)
+        if live:  # one line, rewritten in place; nothing at all in a log
+            sys.stderr.write(f"\r{t:8.3f} s  {received} bytes")
+            sys.stderr.flush()
 
     path = fetch_capture(
         url, directory=directory, path=output, method=method or ("POST" if body is not None else "GET"),
@@ -152,7 +158,8 @@ def fetch(
     if quiet:
         click.echo(str(path))
         return
-    err.print()
+    if live:
+        sys.stderr.write("\r\x1b[K")
     _render.console().print(_render.show_view(analyze(load_capture(path))))
     err.print(f"capture written to {path}")
 

@@ -84,8 +84,8 @@ def test_verdict_line_of_a_buffered_capture(caps: Path) -> None:
     assert code == 0
     lines = out.splitlines()
     assert lines[0].split() == ["caps/burst.jsonl", "[openai-chat]"]
-    assert lines[1].startswith("BUFFERED: 40 events held 2.000 s and released in 3 ms at t=4.454 s (rule: >= 5 events")
-    assert lines[2].split()[:5] == ["warning", "buffering-burst", "40", "events", "held"]
+    assert lines[1].startswith("BUFFERED: 40 text events held 2.000 s and released in 3 ms at t=4.454 s (rule: >= 5 text events")
+    assert lines[2].split()[:5] == ["warning", "buffering-burst", "40", "text", "events"]
     assert "proxy_buffering off" in lines[3]  # the fix
     assert lines[4].split()[:2] == ["info", "done-not-json"]
 
@@ -100,7 +100,7 @@ def test_json_is_one_document(caps: Path) -> None:
     [capture] = doc["captures"]
     assert set(capture) == {"path", "dialect", "verdict", "worst", "findings", "skipped", "stats"}
     assert (capture["path"], capture["dialect"], capture["worst"]) == ("caps/burst.jsonl", "openai-chat", "warning")
-    assert capture["verdict"].startswith("BUFFERED: 40 events held 2.000 s")
+    assert capture["verdict"].startswith("BUFFERED: 40 text events held 2.000 s")
     assert capture["skipped"] == []
     burst, done = capture["findings"]
     assert set(burst) == {"code", "severity", "message", "fix", "t", "event_index", "offset", "evidence"}
@@ -187,7 +187,7 @@ def test_a_folder_gives_a_summary(caps: Path, fail_on: str, code: int) -> None:
         "caps/nocache.jsonl": ["openai-chat", "OK", "0", "0", "2"],
         "caps/ok.jsonl": ["openai-chat", "OK", "0", "0", "1"],
     }
-    assert "BUFFERED: 40 events held" in out  # captures with warnings or errors are shown in full
+    assert "BUFFERED: 40 text events held" in out  # captures with warnings or errors are shown in full
 
 
 def test_a_folder_as_json(caps: Path) -> None:
@@ -236,7 +236,7 @@ def test_a_missing_file_alone(caps: Path) -> None:
 def test_show_lists_the_findings(caps: Path) -> None:
     code, out, _ = run("show", "caps/burst.jsonl")
     assert code == 0
-    assert "\nfindings\n" in out
-    findings = out.split("\nfindings\n", 1)[1].splitlines()
+    findings = [line for line in out.splitlines() if line.split()[:1] in (["warning"], ["info"])]
     assert [line.split()[:2] for line in findings] == [["warning", "buffering-burst"], ["info", "done-not-json"]]
-    assert "40 events held 2.000 s" in findings[0]
+    assert "40 text events held 2.000 s" in findings[0]
+    assert "proxy_buffering" not in out  # show lists findings without their fixes

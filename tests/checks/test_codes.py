@@ -61,9 +61,9 @@ OPENAI_ERROR = T.sse({"error": {"message": "The server had an error while proces
 TRUNCATED = b'data: {"object":"chat.comp'
 
 TRIGGERS = [
-    Case("burst", "buffering-burst", T.burst_after_silence, W, ("40 events held 2.000 s", "in 3 ms", "t=")),
+    Case("burst", "buffering-burst", T.burst_after_silence, W, ("40 text events held 2.000 s", "in 3 ms", "t=")),
     Case("single-flush", "single-flush", T.close_delimited_through_nginx, W,
-         ("120 of 120 events", "at t=3.000 s", "after 3.000 s of silence")),
+         ("119 of 119 text events", "at t=3.000 s", "after 3.000 s of silence")),
     Case("nginx-4k", "fixed-size-flush", T.nginx_4k_buffer, W, ("exactly 4096 bytes", "cut inside an event")),
     Case("45s-gap", "long-silence", T.silent_gap, W, ("no byte for 45.0 s", "longer than 30 s")),
     Case("keep-alive", "heartbeats", lambda: T.silent_gap(keepalive_every=10.0), I,
@@ -129,7 +129,7 @@ TRIGGERS = [
     Case("cacheable", "no-cache-header", with_headers(("Cache-Control", "max-age=60"), base=T.SSE_HEADERS[:1]), I,
          ("(Cache-Control: max-age=60)",)),
     Case("nginx", "x-accel-buffering", with_headers(("Server", "nginx/1.24.0")), I, ("Server: nginx/1.24.0",)),
-    Case("via", "x-accel-buffering", with_headers(("Via", "1.1 google")), I, ("Via: 1.1 google",)),
+    Case("via", "x-accel-buffering", with_headers(("Via", "1.1 varnish")), I, ("Via: 1.1 varnish",)),
     Case("cut-inside-event", "incomplete-event",
          lambda: T.paced(OA[:-1] + [TRUNCATED], end="server-disconnected"), W,
          ("26 bytes after the last blank line (from byte 1890)",)),
@@ -183,7 +183,8 @@ NEAR_MISSES = [
     Case("no-store", "no-cache-header", with_headers(base=(("Content-Type", "text/event-stream"),
                                                            ("Cache-Control", "no-store")))),
     Case("nginx-told", "x-accel-buffering", with_headers(("Server", "nginx"), ("X-Accel-Buffering", "no"))),
-    Case("via-told", "x-accel-buffering", with_headers(("Via", "1.1 google"), ("X-Accel-Buffering", "no"))),
+    Case("via-told", "x-accel-buffering", with_headers(("Via", "1.1 varnish"), ("X-Accel-Buffering", "no"))),
+    Case("via-google", "x-accel-buffering", with_headers(("Via", "1.1 google"))),
     Case("uvicorn", "x-accel-buffering", with_headers(("Server", "uvicorn"))),
     Case("ends-on-blank-line", "incomplete-event", lambda: T.paced(OA)),
     Case("euro-split-across-chunks", "invalid-utf8",
@@ -238,10 +239,13 @@ def test_near_miss(case: Case) -> None:
 
 
 def test_severities_are_the_registered_ones() -> None:
-    """A finding has its code's severity; done-not-json alone is raised to a warning for a sentinel clients miss."""
+    """A finding has its code's severity, with two documented exceptions: done-not-json is raised to a
+    warning for a sentinel clients miss, and missing-end-marker lowered to one when an in-band error
+    (an error itself) explains it."""
+    exceptions = {("done-not-json", W), ("missing-end-marker", W)}
     for case in TRIGGERS:
         for f in findings(case.build()):
-            assert f.severity == CODES[f.code].severity or (f.code, f.severity) == ("done-not-json", W), f
+            assert f.severity == CODES[f.code].severity or (f.code, f.severity) in exceptions, f
 
 
 def test_findings_point_at_the_event() -> None:
@@ -257,7 +261,6 @@ def test_findings_are_worst_first() -> None:
     assert {E, I} <= set(severities)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: framing checks run on an HTTP error's non-SSE body (incomplete-event)")
 def test_an_http_error_is_not_checked_as_a_stream() -> None:
     """A 429's JSON body is no event stream: only http-error, no framing or lifecycle noise."""
     capture = T.capture(
@@ -269,7 +272,6 @@ def test_an_http_error_is_not_checked_as_a_stream() -> None:
     assert [f.code for f in findings(capture)] == ["http-error"]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: missing-end-marker blames a hop when an in-band error ended the stream")
 def test_an_error_event_explains_the_missing_marker() -> None:
     """Anthropic ends the stream right after `event: error` (no message_stop): the error is the diagnosis."""
     capture = T.paced(T.anthropic_start() + T.anthropic_deltas(3) + [ANTHROPIC_ERROR], url=ANTHROPIC_URL)

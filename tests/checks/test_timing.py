@@ -44,22 +44,12 @@ HEALTHY: list[tuple[str, Callable[[], Capture]]] = [
 ]
 # fmt: off
 FALSE_POSITIVES = [
-    pytest.param(T.groq_fast, id="groq-2ms", marks=bug(
-        "single-flush on a fast steady stream: chunks 2 ms apart chain into one 2 s 'release' (10 ms window), "
-        "and single-flush never checks the release's span")),
-    pytest.param(T.responses_paced, id="responses-start", marks=bug(
-        "buffering-burst on OpenAI Responses' own start: created + in_progress + output_item.added "
-        "+ content_part.added + first delta in one write is 5 events = burst_min_events")),
-    pytest.param(T.h2_image_frames, id="h2-16k-frames", marks=bug(
-        "fixed-size-flush on big events split into back-to-back 16 KiB HTTP/2 DATA frames")),
-    pytest.param(corpus_in_one_write("openai-chat-finish-length-maxtokens1.sse"), id="one-token-answer", marks=bug(
-        "single-flush + buffering-burst on a max_tokens=1 answer (role, token, finish, usage, [DONE]) that "
-        "OpenAI writes back to back: a one-step answer looks like a flush")),
-    pytest.param(corpus_in_one_write("groq-chat-toolcall-noargs.sse", b"data: [DONE]\n\n"), id="unstreamed-tool-call",
-                 marks=bug("single-flush on Groq's tool call, which Groq sends whole (4 events in one write)")),
-    pytest.param(T.retransmit_stall, id="tcp-retransmit", marks=bug(
-        "buffering-burst on one 280 ms TCP retransmission stall (5 events): burst_min_silence_ms=250 is below "
-        "a retransmission timeout")),
+    pytest.param(T.groq_fast, id="groq-2ms"),  # 2 ms apart: chains into one long release, no flush
+    pytest.param(T.responses_paced, id="responses-start"),  # Responses' bookkeeping events written together
+    pytest.param(T.h2_image_frames, id="h2-16k-frames"),  # big events split into back-to-back HTTP/2 frames
+    pytest.param(corpus_in_one_write("openai-chat-finish-length-maxtokens1.sse"), id="one-token-answer"),
+    pytest.param(corpus_in_one_write("groq-chat-toolcall-noargs.sse", b"data: [DONE]\n\n"), id="unstreamed-tool-call"),
+    pytest.param(T.retransmit_stall, id="tcp-retransmit"),  # one 280 ms TCP retransmission stall
 ]
 # fmt: on
 
@@ -92,7 +82,7 @@ def test_one_burst_after_a_silence() -> None:
     burst = only(report, "buffering-burst")
     assert burst.severity == Severity.WARNING
     assert burst.t == release
-    assert f"40 events held 2.000 s and released in 3 ms at t={release:.3f} s" in burst.message
+    assert f"40 text events held 2.000 s and released in 3 ms at t={release:.3f} s" in burst.message
     assert burst.evidence["events_held"] == 40
     assert [b["events"] for b in burst.evidence["bursts"]] == [40]
     assert {f.code for f in report.findings} & TIMING == {"buffering-burst"}
@@ -114,9 +104,9 @@ def test_nginx_fixed_size_buffer() -> None:
 def test_everything_in_one_flush() -> None:
     report = check(T.close_delimited_through_nginx(n=120, hold=3.0))
     single = only(report, "single-flush")
-    assert "120 of 120 events" in single.message and "after 3.000 s of silence" in single.message
+    assert "119 of 119 text events" in single.message and "after 3.000 s of silence" in single.message
     assert single.evidence["held_s"] == pytest.approx(3.0)
-    assert "120 events held 3.000 s" in only(report, "buffering-burst").message
+    assert "119 text events held 3.000 s" in only(report, "buffering-burst").message
     assert report.verdict == f"BUFFERED: {single.message}"
 
 
@@ -212,16 +202,12 @@ def test_select_and_ignore() -> None:
     assert not ignored.verdict.startswith("BUFFERED")
 
 
-# fmt: off
-PAUSES = [0.0, pytest.param(25.0, marks=bug(
-    "the burst rule compares silences with the MEAN interval, which a 25 s thinking pause inflates "
-    "(167 ms, so 4x = 667 ms > the 600 ms holds): the periodic flushes are missed and the one burst "
-    "reported is 'held 25.4 s', the model's thinking time"))]
-# fmt: on
-
-
-@pytest.mark.parametrize("pause", PAUSES)
+@pytest.mark.parametrize("pause", [0.0, 25.0])
 def test_periodic_flushes_are_found_after_a_thinking_pause(pause: float) -> None:
+    """A hop flushing every 0.6 s, behind a model that thinks 25 s first: the pause must not hide the
+    flushes. (The flush right after the pause is silent for 25 s: from the client's side no tool can
+    tell the model's thinking from a hop's hold, so only the others are bound to 0.6 s.)"""
     burst = only(check(T.flush_timer(period=0.6, pause=pause)), "buffering-burst")
     assert len(burst.evidence["bursts"]) >= 10
-    assert all(b["silence_s"] < 1.0 for b in burst.evidence["bursts"])
+    assert sum(b["silence_s"] < 1.0 for b in burst.evidence["bursts"]) >= len(burst.evidence["bursts"]) - 1
+    assert "held 0.6" in burst.message, "the message describes a typical hold, not the pause"
