@@ -45,6 +45,42 @@ class LineSplitter:
         """Offset where the unfinished line starts, or None when there is none."""
         return self._partial_start if self._parts else None
 
+    @property
+    def after_cr(self) -> bool:
+        """The last byte was a CR ending a line: an LF next would belong to it."""
+        return self._after_cr
+
+    def absorb(self, chunk: bytes) -> int:
+        """Take a chunk that ends no line (no CR, no LF, no CR pending): it joins the unfinished line.
+
+        Returns 0, and takes nothing, when the chunk needs `feed`; 2 when it started the
+        unfinished line; 1 otherwise. Two scans in C: the cheap way through the many small
+        reads that end no line.
+        """
+        if self._after_cr or b"\n" in chunk or b"\r" in chunk:
+            return 0
+        if not chunk:
+            return 1
+        self._offset += len(chunk)
+        if self._parts:
+            self._parts.append(chunk)
+            return 1
+        self._partial_start = self._offset - len(chunk)
+        self._parts = [chunk]
+        return 2
+
+    def partial(self) -> bytes:
+        """The unfinished line's bytes so far (b"" when there is none), left in place."""
+        if len(self._parts) > 1:
+            self._parts = [b"".join(self._parts)]
+        return self._parts[0] if self._parts else b""
+
+    def skip(self, n: int, lf: int) -> None:
+        """The caller consumed the unfinished line and `n` more bytes, holding `lf` LF line ends."""
+        self._parts = []
+        self._offset += n
+        self.lf += lf
+
     def feed(self, chunk: bytes) -> list[tuple[int, bytes]]:
         """Take the next bytes; return the lines they finish as (start offset, line without its end)."""
         lines: list[tuple[int, bytes]] = []

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -44,7 +43,7 @@ def untimed(items: Iterable[Event | Comment | Notice]) -> tuple[list[object], li
     notices = []
     for x in items:
         if isinstance(x, Event):
-            out.append(dataclasses.replace(x, t=None, t_first=None, chunk=0))
+            out.append(x._replace(t=None, t_first=None, chunk=0))
         elif isinstance(x, Comment):
             out.append(("comment", x.text, x.offset))
         else:

@@ -175,8 +175,8 @@ class Scenario:
     words: int
     interval: float
     framing: Framing = "chunked"
-    """"close": an HTTP/1.0-style body that ends when the connection closes (uvicorn's and
-    gunicorn's sync workers answering nginx's HTTP/1.0 request, many small servers)."""
+    """"close": a body that ends when the connection closes, what gunicorn's sync workers, uvicorn's
+    h11 implementation and many small servers answer to nginx's default HTTP/1.0 request."""
     headers: tuple[tuple[str, str], ...] = SSE_HEADERS
     location: str = ""
     http: str = ""

@@ -140,9 +140,8 @@ def test_defaults_release_a_long_stream_4_kib_at_a_time(lab: Lab) -> None:
     assert_delivered_intact(result, BUFFERED_LONG)
     [flush] = [f for f in check(result.client).findings if f.code == "fixed-size-flush"]
     assert flush.severity == Severity.WARNING
-    assert flush.evidence["size"] == 4096, flush
-    assert flush.evidence["chunks"] >= 0.9 * len(BUFFERED_LONG.body) // 4096, flush
-    assert flush.evidence["cut_inside_event"] >= 0.9 * flush.evidence["chunks"], flush
+    assert flush.evidence["size"] == 4096 and "exactly 4096 bytes" in flush.message, flush
+    assert flush.evidence["chunks"] >= len(BUFFERED_LONG.body) // 4096 // 2, flush
 
 
 @pytest.mark.parametrize("scenario", [UNBUFFERED, BUFFERING_OFF], ids=["x-accel-buffering-no", "proxy-buffering-off"])
@@ -210,6 +209,7 @@ def test_read_timeout_shorter_than_a_model_pause_cuts_the_stream(lab: Lab) -> No
 
     assert result.error is not None
     assert result.received == READ_TIMEOUT.events[0]
+    assert len(result.served.sent) == 1 and result.served.outcome == "client-gone"  # nginx hung up on it too
     assert result.client.body == result.received
     assert result.client.end is not None and result.client.end.kind == "server-disconnected", result.client.end
     report = check(result.client)
@@ -240,8 +240,8 @@ def test_two_point_capture_shows_what_nginx_held(lab: Lab) -> None:
     timing = diff_timing(analyze(result.upstream), analyze(result.client))
     events = len(BUFFERED.events)
     assert len(timing.matched) == events
-    assert len(timing.held) >= events - 4, timing.summary  # the last ~100 ms are under the hold threshold
-    assert timing.max_hold.a.index == 0 and timing.max_hold.hold >= 0.8 * answer_time(BUFFERED), timing.summary
+    assert len(timing.held) >= events * 3 // 4, timing.summary  # those sent in the last 100 ms are not "held"
+    assert timing.max_hold.hold >= 0.8 * answer_time(BUFFERED), timing.summary
     [release] = timing.releases
     assert release.t >= 0.8 * answer_time(BUFFERED), timing.summary
     assert "between A and B" in timing.summary and "released in 1 burst" in timing.summary, timing.summary
@@ -318,7 +318,6 @@ def test_starlette_gzip_middleware_holds_the_stream(start_proxy: StartProxy, gzi
     assert analyze(capture).answer.text == answer_of(APP_WORDS)
     report = check(capture)
     found = problems(report)
-    assert "compressed-stream" in found, report.findings
-    assert {"single-flush", "buffering-burst"} <= set(found), report.findings
+    assert set(found) == {"compressed-stream", "single-flush", "buffering-burst"}, report.findings
     assert report.verdict.startswith("BUFFERED: "), report.verdict
 

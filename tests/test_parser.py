@@ -179,7 +179,16 @@ TOKENS = [
     b"\xef\xbb\xbf", b"\xe2\x82\xac", b"\xe2\x82", b"\xff", b"\x00", "\u2028".encode(),
 ]  # fmt: skip
 sse_bodies = st.lists(st.sampled_from(TOKENS), max_size=80).map(b"".join)
-any_bodies = st.one_of(sse_bodies, st.binary(max_size=300))
+_values = st.sampled_from([b"x", b"", b" a", b"{\"k\": 1}", b"\xe2\x82\xac", b"\xff", b"[DONE]", b"data: y"])
+_blocks = st.one_of(
+    _values.map(lambda v: b"data: " + v + b"\n\n"),
+    st.tuples(st.sampled_from([b"delta", b"", b" x"]), _values).map(lambda p: b"event: " + p[0] + b"\ndata: " + p[1] + b"\n\n"),
+    st.sampled_from([b": ping\n\n", b"id: 4\n", b"retry: 10\n", b"\n", b"data:x\n\n", b"data: a\r\n\r\n", b"data: b\r\r",
+                     b"event: e\n", b"\xef\xbb\xbf", b"data: a\ndata: b\n\n"]),
+)
+llm_bodies = st.lists(_blocks, max_size=25).map(b"".join)
+"""Streams made of the blocks LLM servers send, with the odd line thrown in: the parser's fast path."""
+any_bodies = st.one_of(sse_bodies, llm_bodies, st.binary(max_size=300))
 cut_lists = st.lists(st.integers(min_value=0, max_value=400), max_size=30)
 
 
@@ -214,3 +223,24 @@ def test_event_offsets_slice_the_body(body: bytes, cuts: list[int]) -> None:
             continue  # a BOM at offset 0 belongs to no event but shifts the first
         again = parse_events(body[e.start : e.end])
         assert [(x.type, x.data) for x in again] == [(e.type, e.data)]
+
+
+def _holder(chunks: list[bytes], offset: int) -> int:
+    """Index of the chunk that holds byte `offset`."""
+    end = 0
+    for i, chunk in enumerate(chunks):
+        end += len(chunk)
+        if offset < end:
+            return i
+    raise AssertionError(offset)
+
+
+@settings(max_examples=400, deadline=None)
+@given(body=any_bodies, cuts=cut_lists)
+@example(body=b"data: a\n\nevent: x\ndata: b\n\n", cuts=[3, 3, 12, 20])
+def test_times_follow_the_bytes(body: bytes, cuts: list[int]) -> None:
+    """With chunk i arriving at t=i: an event's t is when its last byte came, t_first when its first did."""
+    chunks = split_at(body, cuts)
+    for e in (x for x in parse_all(chunks) if isinstance(x, Event)):
+        assert e.t == e.chunk == _holder(chunks, e.end - 1), e
+        assert e.t_first == _holder(chunks, e.start), e
