@@ -26,7 +26,7 @@ class Event(NamedTuple):
     - `retry`: the reconnection time in ms in effect at dispatch, or None when never set;
     - `start`: offset of the event's first field line;
     - `end`: offset just past the character that ended the blank line (for CRLF: past the CR);
-    - `t_first`: arrival time of the event's first byte;
+    - `t_first`: arrival time of the event's first byte (of the stream's BOM, for a first event behind one);
     - `t`: arrival time of the byte that completed the event (when a client could see it);
     - `chunk`: index of the chunk that completed the event.
     """

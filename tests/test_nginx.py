@@ -320,4 +320,3 @@ def test_starlette_gzip_middleware_holds_the_stream(start_proxy: StartProxy, gzi
     found = problems(report)
     assert set(found) == {"compressed-stream", "single-flush", "buffering-burst"}, report.findings
     assert report.verdict.startswith("BUFFERED: "), report.verdict
-

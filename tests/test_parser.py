@@ -219,8 +219,8 @@ def test_one_byte_at_a_time(body: bytes) -> None:
 def test_event_offsets_slice_the_body(body: bytes, cuts: list[int]) -> None:
     """Each event's [start, end) holds its own lines: re-parsing the slice gives the event back."""
     for e in (x for x in parse_all(split_at(body, cuts)) if isinstance(x, Event)):
-        if e.index == 0 and body.startswith(b"\xef\xbb\xbf"):
-            continue  # a BOM at offset 0 belongs to no event but shifts the first
+        if body[e.start : e.start + 3] == b"\xef\xbb\xbf":
+            continue  # re-parsed alone, a BOM opening the slice would be taken as the stream's own
         again = parse_events(body[e.start : e.end])
         assert [(x.type, x.data) for x in again] == [(e.type, e.data)]
 
@@ -243,4 +243,5 @@ def test_times_follow_the_bytes(body: bytes, cuts: list[int]) -> None:
     chunks = split_at(body, cuts)
     for e in (x for x in parse_all(chunks) if isinstance(x, Event)):
         assert e.t == e.chunk == _holder(chunks, e.end - 1), e
-        assert e.t_first == _holder(chunks, e.start), e
+        first_line = 0 if e.start == 3 and body.startswith(b"\xef\xbb\xbf") else e.start  # the BOM's line
+        assert e.t_first == _holder(chunks, first_line), e

@@ -1,0 +1,119 @@
+"""Deterministic `text/event-stream` bodies for the benchmarks: the same bytes on every run and machine.
+
+Sizes are in MB of 10**6 bytes. A body holds whole events only and stops at the last event that
+fits in its size (then the end marker, where the dialect has one), so it is a little under the
+size asked for; the CRLF bodies are the LF bodies with every LF made CRLF, so a little over it.
+
+    openai_chat(size)          data: {chat.completion.chunk} per token, then data: [DONE]
+    anthropic_messages(size)   event: content_block_delta / data: {...} per token, framed by the
+                               message_start ... message_stop events of a real stream
+    multiline(size)            events of `event:`, `id:` and 2 to 6 `data:` lines of 64 KiB each
+    crlf(body)                 the same body with CRLF line ends
+    chunked(body, n)           the body cut every n bytes (n=0: one chunk)
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+
+__all__ = ["MB", "anthropic_messages", "chunked", "crlf", "multiline", "openai_chat", "tokens"]
+
+MB = 1_000_000
+
+# Token texts an LLM streams: short words, punctuation, some JSON escapes and multi-byte UTF-8
+# (raw in the JSON, as most servers send it; a small cut may split such a character).
+_WORDS = (
+    "the", " model", " stream", "s", " token", ",", ".", " a", " of", " and", " to", " in", " is",
+    " é", "té", " naïve", " 日本", "語", " 🙂", " \"quoted\"", "\n", "\n\n", " `code`", " x\ty", " 42",
+    " Server", "-Sent", " Events", " ", "  ", " über", " ñ", " λ", " —", " ok",
+)  # fmt: skip
+
+
+def tokens(seed: int = 0):
+    """An endless, deterministic sequence of token texts."""
+    rng = random.Random(seed)
+    i = 0
+    while True:
+        word = rng.choice(_WORDS)
+        yield word if rng.random() < 0.6 else f"{word} w{i % 1000}"
+        i += 1
+
+
+def _fill(size: int, head: bytes, tail: bytes, events) -> bytes:
+    """head + as many events as fit in `size` bytes with the tail + tail."""
+    room = size - len(head) - len(tail)
+    parts = [head]
+    for event in events:
+        room -= len(event)
+        if room < 0:
+            break
+        parts.append(event)
+    parts.append(tail)
+    return b"".join(parts)
+
+
+def openai_chat(size: int, seed: int = 0) -> bytes:
+    """An OpenAI Chat Completions stream of `size` bytes or a little less."""
+    prefix = b'data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1764471600,"model":"bench",'
+    prefix += b'"choices":[{"index":0,"delta":{"content":'
+    suffix = b'},"finish_reason":null}]}\n\n'
+    events = (prefix + json.dumps(t, ensure_ascii=False).encode() + suffix for t in tokens(seed))
+    return _fill(size, b"", b"data: [DONE]\n\n", events)
+
+
+def anthropic_messages(size: int, seed: int = 1) -> bytes:
+    """An Anthropic Messages stream of `size` bytes or a little less."""
+
+    def event(kind: str, payload: dict) -> bytes:
+        data = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+        return f"event: {kind}\ndata: {data}\n\n".encode()
+
+    head = event("message_start", {"type": "message_start", "message": {
+        "id": "msg_bench", "type": "message", "role": "assistant", "model": "bench", "content": [],
+        "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 25, "output_tokens": 1}}})  # fmt: skip
+    head += event("content_block_start", {"type": "content_block_start", "index": 0,
+                                          "content_block": {"type": "text", "text": ""}})  # fmt: skip
+    head += event("ping", {"type": "ping"})
+    tail = event("content_block_stop", {"type": "content_block_stop", "index": 0})
+    tail += event("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn",
+                                    "stop_sequence": None}, "usage": {"output_tokens": 1000}})  # fmt: skip
+    tail += event("message_stop", {"type": "message_stop"})
+    deltas = (
+        event("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                      "delta": {"type": "text_delta", "text": t}})  # fmt: skip
+        for t in tokens(seed)
+    )
+    return _fill(size, head, tail, deltas)
+
+
+def multiline(size: int, seed: int = 2, line: int = 64 * 1024) -> bytes:
+    """Big events: `event: blob`, `id: N`, then 2 to 6 `data:` lines of `line` bytes each."""
+    rng = random.Random(seed)
+    pool = base64.b64encode(rng.randbytes(line)).decode()  # ASCII, 4/3 * line characters
+
+    def events():
+        n = 0
+        while True:
+            lines = [f"event: blob\nid: {n}\n"]
+            for _ in range(rng.randint(2, 6)):
+                start = rng.randrange(len(pool) - line + 1)
+                lines.append(f"data: {pool[start : start + line]}\n")
+            lines.append("\n")
+            yield "".join(lines).encode()
+            n += 1
+
+    return _fill(size, b"", b"", events())
+
+
+def crlf(body: bytes) -> bytes:
+    """The body with CRLF line ends (its bodies hold no CR of their own)."""
+    return body.replace(b"\n", b"\r\n")
+
+
+def chunked(body: bytes, n: int) -> list[bytes]:
+    """The body cut every `n` bytes; n=0 (or n >= len) gives it as one chunk."""
+    if n <= 0 or n >= len(body):
+        return [body]
+    return [body[i : i + n] for i in range(0, len(body), n)]
