@@ -10,6 +10,9 @@ size asked for; the CRLF bodies are the LF bodies with every LF made CRLF, so a 
     multiline(size)            events of `event:`, `id:` and 2 to 6 `data:` lines of 64 KiB each
     crlf(body)                 the same body with CRLF line ends
     chunked(body, n)           the body cut every n bytes (n=0: one chunk)
+
+Each returns a `Body`: the bytes and the events a spec-exact client dispatches from them, as
+(type, data, last event id) triples, known by construction rather than by parsing.
 """
 
 from __future__ import annotations
@@ -17,8 +20,10 @@ from __future__ import annotations
 import base64
 import json
 import random
+from collections.abc import Iterable, Iterator
+from typing import NamedTuple
 
-__all__ = ["MB", "anthropic_messages", "chunked", "crlf", "multiline", "openai_chat", "tokens"]
+__all__ = ["MB", "Body", "anthropic_messages", "chunked", "crlf", "multiline", "openai_chat", "tokens"]
 
 MB = 1_000_000
 
@@ -31,7 +36,13 @@ _WORDS = (
 )  # fmt: skip
 
 
-def tokens(seed: int = 0):
+class Body(NamedTuple):
+    data: bytes
+    events: list[tuple[str, str, str]]
+    """(type, data, id) of each event a spec-exact parser dispatches."""
+
+
+def tokens(seed: int = 0) -> Iterator[str]:
     """An endless, deterministic sequence of token texts."""
     rng = random.Random(seed)
     i = 0
@@ -41,75 +52,80 @@ def tokens(seed: int = 0):
         i += 1
 
 
-def _fill(size: int, head: bytes, tail: bytes, events) -> bytes:
-    """head + as many events as fit in `size` bytes with the tail + tail."""
-    room = size - len(head) - len(tail)
-    parts = [head]
-    for event in events:
-        room -= len(event)
+Item = tuple[bytes, tuple[str, str, str]]  # an event's bytes, what it dispatches
+
+
+def _fill(size: int, head: list[Item], events: Iterable[Item], tail: list[Item]) -> Body:
+    """The head events, as many events as fit in `size` bytes with the tail events, the tail events."""
+    room = size - sum(len(b) for b, _ in head) - sum(len(b) for b, _ in tail)
+    parts = list(head)
+    for item in events:
+        room -= len(item[0])
         if room < 0:
             break
-        parts.append(event)
-    parts.append(tail)
-    return b"".join(parts)
+        parts.append(item)
+    parts += tail
+    return Body(b"".join(b for b, _ in parts), [e for _, e in parts])
 
 
-def openai_chat(size: int, seed: int = 0) -> bytes:
+def _data(data: str) -> Item:
+    return f"data: {data}\n\n".encode(), ("message", data, "")
+
+
+def openai_chat(size: int, seed: int = 0) -> Body:
     """An OpenAI Chat Completions stream of `size` bytes or a little less."""
-    prefix = b'data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1764471600,"model":"bench",'
-    prefix += b'"choices":[{"index":0,"delta":{"content":'
-    suffix = b'},"finish_reason":null}]}\n\n'
-    events = (prefix + json.dumps(t, ensure_ascii=False).encode() + suffix for t in tokens(seed))
-    return _fill(size, b"", b"data: [DONE]\n\n", events)
+    prefix = '{"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1764471600,"model":"bench",'
+    prefix += '"choices":[{"index":0,"delta":{"content":'
+    suffix = '},"finish_reason":null}]}'
+    events = (_data(prefix + json.dumps(t, ensure_ascii=False) + suffix) for t in tokens(seed))
+    return _fill(size, [], events, [_data("[DONE]")])
 
 
-def anthropic_messages(size: int, seed: int = 1) -> bytes:
+def anthropic_messages(size: int, seed: int = 1) -> Body:
     """An Anthropic Messages stream of `size` bytes or a little less."""
 
-    def event(kind: str, payload: dict) -> bytes:
+    def event(kind: str, payload: dict) -> Item:
         data = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
-        return f"event: {kind}\ndata: {data}\n\n".encode()
+        return f"event: {kind}\ndata: {data}\n\n".encode(), (kind, data, "")
 
     head = event("message_start", {"type": "message_start", "message": {
         "id": "msg_bench", "type": "message", "role": "assistant", "model": "bench", "content": [],
         "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 25, "output_tokens": 1}}})  # fmt: skip
-    head += event("content_block_start", {"type": "content_block_start", "index": 0,
-                                          "content_block": {"type": "text", "text": ""}})  # fmt: skip
-    head += event("ping", {"type": "ping"})
-    tail = event("content_block_stop", {"type": "content_block_stop", "index": 0})
-    tail += event("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn",
-                                    "stop_sequence": None}, "usage": {"output_tokens": 1000}})  # fmt: skip
-    tail += event("message_stop", {"type": "message_stop"})
+    head = [head, event("content_block_start", {"type": "content_block_start", "index": 0,
+                                          "content_block": {"type": "text", "text": ""}}), event("ping", {"type": "ping"})]  # fmt: skip
+    tail = [event("content_block_stop", {"type": "content_block_stop", "index": 0})]
+    tail += [event("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn",
+                                    "stop_sequence": None}, "usage": {"output_tokens": 1000}}), event("message_stop", {"type": "message_stop"})]  # fmt: skip
     deltas = (
         event("content_block_delta", {"type": "content_block_delta", "index": 0,
                                       "delta": {"type": "text_delta", "text": t}})  # fmt: skip
         for t in tokens(seed)
     )
-    return _fill(size, head, tail, deltas)
+    return _fill(size, head, deltas, tail)
 
 
-def multiline(size: int, seed: int = 2, line: int = 64 * 1024) -> bytes:
+def multiline(size: int, seed: int = 2, line: int = 64 * 1024) -> Body:
     """Big events: `event: blob`, `id: N`, then 2 to 6 `data:` lines of `line` bytes each."""
     rng = random.Random(seed)
     pool = base64.b64encode(rng.randbytes(line)).decode()  # ASCII, 4/3 * line characters
 
-    def events():
+    def events() -> Iterator[Item]:
         n = 0
         while True:
-            lines = [f"event: blob\nid: {n}\n"]
+            values = []
             for _ in range(rng.randint(2, 6)):
                 start = rng.randrange(len(pool) - line + 1)
-                lines.append(f"data: {pool[start : start + line]}\n")
-            lines.append("\n")
-            yield "".join(lines).encode()
+                values.append(pool[start : start + line])
+            text = f"event: blob\nid: {n}\n" + "".join(f"data: {v}\n" for v in values) + "\n"
+            yield text.encode(), ("blob", "\n".join(values), str(n))
             n += 1
 
-    return _fill(size, b"", b"", events())
+    return _fill(size, [], events(), [])
 
 
-def crlf(body: bytes) -> bytes:
-    """The body with CRLF line ends (its bodies hold no CR of their own)."""
-    return body.replace(b"\n", b"\r\n")
+def crlf(body: Body) -> Body:
+    """The body with CRLF line ends (these bodies hold no CR of their own): the same events."""
+    return Body(body.data.replace(b"\n", b"\r\n"), body.events)
 
 
 def chunked(body: bytes, n: int) -> list[bytes]:

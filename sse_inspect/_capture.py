@@ -24,6 +24,8 @@ from typing import Any
 
 from ._errors import CaptureError
 
+_encode_string = json.encoder.encode_basestring  # type: ignore[attr-defined]  # C: JSON string, non-ASCII kept
+
 __all__ = [
     "END_KINDS",
     "FORMAT",
@@ -193,11 +195,16 @@ def header_line(
 
 
 def chunk_line(t: float | None, data: bytes) -> str:
-    """One chunk line: `text` when the bytes are UTF-8 on their own, else `b64`."""
+    """One chunk line: `text` when the bytes are UTF-8 on their own, else `b64`.
+
+    Written by hand rather than with json.dumps of a dict: the recorder calls this on the
+    proxy's event loop for every chunk, and the string encoder alone is several times faster.
+    """
+    when = "null" if t is None else repr(round(t, 6))
     try:
-        return json.dumps({"t": _t(t), "text": data.decode("utf-8")}, ensure_ascii=False) + "\n"
+        return f'{{"t": {when}, "text": {_encode_string(data.decode("utf-8"))}}}\n'
     except UnicodeDecodeError:
-        return json.dumps({"t": _t(t), "b64": base64.b64encode(data).decode("ascii")}) + "\n"
+        return f'{{"t": {when}, "b64": "{base64.b64encode(data).decode("ascii")}"}}\n'
 
 
 def end_line(kind: str, t: float | None, error: str | None = None) -> str:

@@ -11,7 +11,6 @@ import os
 import re
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO
 from urllib.parse import urlsplit
 
 from . import __version__
@@ -51,8 +50,8 @@ def _new_file(folder: Path, name: str) -> tuple[Path, int]:
 class CaptureWriter:
     """One capture file being written. Raises OSError when the disk fails; the caller decides."""
 
-    def __init__(self, file: IO[str], path: Path, url: str = "") -> None:
-        self._file = file
+    def __init__(self, fd: int, path: Path, url: str = "") -> None:
+        self._fd = fd  # written with os.write: one system call a line, no buffer in between
         self.path = path
         self.url = url
         """The request URL as written (redacted)."""
@@ -80,7 +79,6 @@ class CaptureWriter:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         else:
             path, fd = _new_file(Path(directory), capture_filename(request.url, when))
-        file = os.fdopen(fd, "w", encoding="utf-8", newline="\n")
         request = Request(
             method=request.method,
             url=redactor.redact_url(request.url),
@@ -95,7 +93,7 @@ class CaptureWriter:
             headers=redactor.redact_headers(response.headers),
             t=response.t,
         )
-        writer = cls(file, path, request.url)
+        writer = cls(fd, path, request.url)
         writer._write(
             header_line(
                 request=request,
@@ -108,7 +106,7 @@ class CaptureWriter:
 
     @property
     def closed(self) -> bool:
-        return self._file.closed
+        return self._fd < 0
 
     def chunk(self, t: float, data: bytes) -> None:
         """Append one chunk, flushed at once."""
@@ -123,11 +121,14 @@ class CaptureWriter:
 
     def close(self) -> None:
         """Close without an end line: readers will say the recording was cut off."""
-        try:
-            self._file.close()
-        except OSError:
-            pass
+        if self._fd >= 0:
+            fd, self._fd = self._fd, -1
+            try:
+                os.close(fd)
+            except OSError:
+                pass
 
     def _write(self, line: str) -> None:
-        self._file.write(line)
-        self._file.flush()
+        data = line.encode("utf-8")
+        while data:
+            data = data[os.write(self._fd, data) :]

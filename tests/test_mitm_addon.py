@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import errno
+import os
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -102,23 +102,13 @@ def test_wraps_a_stream_callable_set_by_another_addon(tmp_path: Path) -> None:
 
 
 def test_a_failing_disk_stops_the_recording_not_the_traffic(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    class FullDisk:
-        closed = False
-
-        def write(self, _: str) -> int:
-            raise OSError(errno.ENOSPC, "No space left on device")
-
-        def flush(self) -> None: ...
-
-        def close(self) -> None:
-            self.closed = True
-
     def test(addon: SSECapture, tctx: Any) -> None:
         flow = sse_flow()
         addon.responseheaders(flow)
         stream = flow.response.stream
         assert stream(b"data: a\n\n") == b"data: a\n\n"
-        stream.writer._file = FullDisk()
+        os.close(stream.writer._fd)
+        stream.writer._fd = os.open("/dev/full", os.O_WRONLY)  # every write: ENOSPC, a full disk
         with caplog.at_level(logging.WARNING):
             assert stream(b"data: b\n\n") == b"data: b\n\n"
             assert stream(b"data: c\n\n") == b"data: c\n\n"
