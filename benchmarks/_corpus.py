@@ -30,16 +30,50 @@ MB = 1_000_000
 # Token texts an LLM streams: short words, punctuation, some JSON escapes and multi-byte UTF-8
 # (raw in the JSON, as most servers send it; a small cut may split such a character).
 _WORDS = (
-    "the", " model", " stream", "s", " token", ",", ".", " a", " of", " and", " to", " in", " is",
-    " é", "té", " naïve", " 日本", "語", " 🙂", " \"quoted\"", "\n", "\n\n", " `code`", " x\ty", " 42",
-    " Server", "-Sent", " Events", " ", "  ", " über", " ñ", " λ", " —", " ok",
-)  # fmt: skip
+    "the",
+    " model",
+    " stream",
+    "s",
+    " token",
+    ",",
+    ".",
+    " a",
+    " of",
+    " and",
+    " to",
+    " in",
+    " is",
+    " é",
+    "té",
+    " naïve",
+    " 日本",
+    "語",
+    " 🙂",
+    ' "quoted"',
+    "\n",
+    "\n\n",
+    " `code`",
+    " x\ty",
+    " 42",
+    " Server",
+    "-Sent",
+    " Events",
+    " ",
+    "  ",
+    " über",
+    " ñ",
+    " λ",
+    " —",
+    " ok",
+)
 
 
 class Body(NamedTuple):
     data: bytes
     events: list[tuple[str, str, str]]
     """(type, data, id) of each event a spec-exact parser dispatches."""
+    longest: int
+    """Bytes of the longest event (with its blank line)."""
 
 
 def tokens(seed: int = 0) -> Iterator[str]:
@@ -65,7 +99,7 @@ def _fill(size: int, head: list[Item], events: Iterable[Item], tail: list[Item])
             break
         parts.append(item)
     parts += tail
-    return Body(b"".join(b for b, _ in parts), [e for _, e in parts])
+    return Body(b"".join(b for b, _ in parts), [e for _, e in parts], max(len(b) for b, _ in parts))
 
 
 def _data(data: str) -> Item:
@@ -88,17 +122,41 @@ def anthropic_messages(size: int, seed: int = 1) -> Body:
         data = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
         return f"event: {kind}\ndata: {data}\n\n".encode(), (kind, data, "")
 
-    head = event("message_start", {"type": "message_start", "message": {
-        "id": "msg_bench", "type": "message", "role": "assistant", "model": "bench", "content": [],
-        "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 25, "output_tokens": 1}}})  # fmt: skip
-    head = [head, event("content_block_start", {"type": "content_block_start", "index": 0,
-                                          "content_block": {"type": "text", "text": ""}}), event("ping", {"type": "ping"})]  # fmt: skip
-    tail = [event("content_block_stop", {"type": "content_block_stop", "index": 0})]
-    tail += [event("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn",
-                                    "stop_sequence": None}, "usage": {"output_tokens": 1000}}), event("message_stop", {"type": "message_stop"})]  # fmt: skip
+    message = {
+        "id": "msg_bench",
+        "type": "message",
+        "role": "assistant",
+        "model": "bench",
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 25, "output_tokens": 1},
+    }
+    head = [
+        event("message_start", {"type": "message_start", "message": message}),
+        event(
+            "content_block_start",
+            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        ),
+        event("ping", {"type": "ping"}),
+    ]
+    tail = [
+        event("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        event(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                "usage": {"output_tokens": 1000},
+            },
+        ),
+        event("message_stop", {"type": "message_stop"}),
+    ]
     deltas = (
-        event("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                      "delta": {"type": "text_delta", "text": t}})  # fmt: skip
+        event(
+            "content_block_delta",
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": t}},
+        )
         for t in tokens(seed)
     )
     return _fill(size, head, deltas, tail)
@@ -125,7 +183,8 @@ def multiline(size: int, seed: int = 2, line: int = 64 * 1024) -> Body:
 
 def crlf(body: Body) -> Body:
     """The body with CRLF line ends (these bodies hold no CR of their own): the same events."""
-    return Body(body.data.replace(b"\n", b"\r\n"), body.events)
+    data = body.data.replace(b"\n", b"\r\n")
+    return Body(data, body.events, body.longest * 2)  # a bound: each event grows by its line count
 
 
 def chunked(body: bytes, n: int) -> list[bytes]:

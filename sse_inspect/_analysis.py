@@ -43,7 +43,7 @@ class Timing:
     tokens_per_s: float | None
     """Text-carrying events per second between the first and the last of them ("tokens-ish")."""
     max_gap: float | None
-    """The longest silence between two chunks (None with fewer than two)."""
+    """The longest time without a byte, counted from the request (None: untimed)."""
     max_gap_at: float | None
     """When that silence ended."""
 
@@ -153,10 +153,12 @@ def _timing(
         rate = (len(text_times) - 1) / span if span > 0 else None
     max_gap = gap_at = None
     if timed:
-        for prev, c in zip(capture.chunks, capture.chunks[1:]):
-            gap = c.t - prev.t  # type: ignore[operator]
+        last = 0.0  # the request: a hop holding the whole body is silent from there
+        for c in capture.chunks:
+            gap = c.t - last  # type: ignore[operator]
             if max_gap is None or gap > max_gap:
                 max_gap, gap_at = gap, c.t
+            last = c.t  # type: ignore[assignment]
     return Timing(
         ttfb=capture.chunks[0].t if timed and capture.chunks else None,
         first_event=events[0].t if timed and events else None,

@@ -34,6 +34,9 @@ __all__ = [
 ]
 
 
+_BUFFERING = {"buffering-burst", "single-flush", "fixed-size-flush"}
+
+
 def _family(name: str) -> tuple[str, ...]:
     return tuple(c.name for c in CODES.values() if c.family == name)
 
@@ -94,6 +97,10 @@ def run_checks(
         skipped.append(Skipped(_family("timing"), "an error response: its timing says nothing about a stream"))
     else:
         findings += check_timing(ctx)
+    if ctx.timed and not any(f.code in _BUFFERING for f in findings):
+        # nginx strips X-Accel-Buffering on its way to the client, so a fixed stream can never show
+        # the header: advise it only where the timing shows buffering, or cannot tell.
+        findings = [f for f in findings if f.code != "x-accel-buffering"]
     findings = [f for f in findings if (select is None or f.code in select) and f.code not in ignore]
     findings.sort(key=lambda f: (-f.severity, f.t if f.t is not None else -1.0))
     return Report(

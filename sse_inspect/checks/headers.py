@@ -49,7 +49,8 @@ def check_headers(ctx: Context) -> Iterator[Finding]:
     )  # fmt: skip
     if accel != "no" and hop:
         yield Finding(code="x-accel-buffering", severity=Severity.INFO,
-                      message=f"{hop} shows a proxy that may buffer, and no X-Accel-Buffering: no")  # fmt: skip
+                      message=f"{hop} shows a proxy that buffers unless the upstream sends X-Accel-Buffering: no "
+                              "(nginx removes that header on its way, so it cannot show here)")  # fmt: skip
 
 
 def _body_hint(ctx: Context) -> str:

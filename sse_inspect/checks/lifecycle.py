@@ -88,7 +88,7 @@ def _missing_marker(ctx: Context) -> Finding:
         severity=Severity.WARNING if ans.errors else Severity.ERROR,
         t=end.t if end else (last.t if last else None),
         event_index=last.index if last else None,
-        message=f"no {ans.end_marker} after {len(ctx.analysis.events)} events: {how}",
+        message=f"no {ans.end_marker} after {_events(len(ctx.analysis.events))}: {how}",
         evidence={"end": end.kind if end else None, "finish_reason": ans.finish_reason},
     )
 
@@ -120,6 +120,10 @@ def _sentinels(ctx: Context) -> Iterator[Finding]:
                           offset=e.start,
                           message=f"event #{e.index} has data {data!r}: a malformed sentinel that clients "
                                   "comparing with '[DONE]' miss (and then fail to parse)")  # fmt: skip
+
+
+def _events(n: int) -> str:
+    return f"{n} event" if n == 1 else f"{n} events"
 
 
 def _list(indices: tuple[int, ...]) -> str:

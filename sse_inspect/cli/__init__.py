@@ -22,6 +22,7 @@ from ._check import check, findings_view, report_json
 from ._diff import diff
 from ._record import fetch, record
 from ._replay import replay, serve
+from ._report import report
 
 __all__ = ["main"]
 
@@ -52,7 +53,7 @@ def show(capture: str, dialect: str | None, rechunk: RechunkSpec | None) -> None
     style = "bold red" if worst == "error" else "bold yellow" if worst == "warning" else "bold green"
     console.print(_render.safe(report["verdict"], newlines=False, style=style))
     if report["findings"]:
-        console.print(findings_view(report["findings"], verbose=False))
+        console.print(findings_view(report["findings"]))
 
 
 @cli.command()
@@ -128,6 +129,7 @@ cli.add_command(record)
 cli.add_command(replay)
 cli.add_command(serve)
 cli.add_command(fetch)
+cli.add_command(report)
 
 
 def main() -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 from rich.console import Console, Group, RenderableType
 from rich.panel import Panel
 from rich.table import Table
@@ -12,27 +10,10 @@ from rich.text import Text
 from .._analysis import Analysis
 from .._capture import Capture
 from .._events import Event
+from .._format import STREAMING_HEADERS, seconds, visible
+from .._format import size as _size
 
-STREAMING_HEADERS = (
-    "content-type",
-    "content-encoding",
-    "transfer-encoding",
-    "content-length",
-    "cache-control",
-    "x-accel-buffering",
-    "connection",
-    "server",
-    "via",
-)
-"""Response headers that decide whether a stream can flow through the hops on its way."""
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 _SPARK = " ▁▂▃▄▅▆▇█"
-
-
-def _escape(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def console(*, stderr: bool = False) -> Console:
@@ -50,17 +31,7 @@ def safe(text: str, *, newlines: bool = True, style: str = "") -> Text:
     """
     if not newlines:
         text = text.replace("\r", "\\r").replace("\n", "\\n")
-    return Text(_CONTROL.sub(_escape, text.replace("\r\n", "\n")), style=style)
-
-
-def seconds(t: float | None) -> str:
-    if t is None:
-        return "-"
-    return f"{t * 1000:.0f} ms" if t < 1 else f"{t:.3f} s"
-
-
-def _size(n: int) -> str:
-    return f"{n} B" if n < 10_000 else f"{n / 1024:.1f} KiB" if n < 10_000_000 else f"{n / 1048576:.1f} MiB"
+    return Text(visible(text.replace("\r\n", "\n")), style=style)
 
 
 def request_line(capture: Capture) -> Text:
@@ -111,7 +82,7 @@ def timing_table(a: Analysis) -> RenderableType:
     table.add_row("first event", seconds(t.first_event), "bytes", size)
     table.add_row("first token", seconds(t.first_token), "events", f"{t.events} ({t.comments} comments)")
     table.add_row("total", seconds(t.total), "text events", f"{t.text_events} ({rate})")
-    table.add_row("longest gap", gap, "", "")
+    table.add_row("longest silence", gap, "", "")
     return table
 
 

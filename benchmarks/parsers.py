@@ -1,0 +1,806 @@
+"""sse-inspect's event stream parser against the SSE parsers Python programs use, on the same bytes.
+
+    /work/venv/bin/python benchmarks/parsers.py                       # full run: a few minutes
+    /work/venv/bin/python benchmarks/parsers.py --quick               # fewer sizes, 3 runs: under a minute
+    /work/venv/bin/python benchmarks/parsers.py --json results.json   # also write every number to a file
+
+(from the repository root; any Python with sse-inspect, httpx-sse, openai and sseclient-py installed.)
+Not a test: it prints tables and never fails on a slow result.
+
+Parsers, each fed the same list of byte chunks and driven as its library drives it:
+
+  sse-inspect   `EventStreamParser.feed(chunk, t)` per chunk, then `close()`; counts the `Event` items.
+  httpx-sse     `EventSource.iter_sse()` itself, over a stand-in response whose `iter_text()` is httpx's
+                own (`TextDecoder` + `TextChunker`, as `Response.iter_text` runs them) over the chunks;
+                iter_sse feeds that text through `SSELineDecoder` and `SSEDecoder`. Only httpx's
+                transport (`iter_raw` / `iter_bytes`) is left out, for every parser alike.
+  openai        the SDK's `openai._streaming.SSEDecoder().iter_bytes(chunks)`, exactly what
+                `Stream._iter_events` runs on `response.iter_bytes()` (the JSON decoding after it is left out).
+  sseclient-py  `sseclient.SSEClient(chunks).events()`.
+  naive split   `buf += chunk; while b"\\n\\n" in buf: event, buf = buf.split(b"\\n\\n", 1)`, counting events:
+                the loop people write. It decodes nothing, so it is a bound, not a parser; it is quadratic
+                in the size of its buffer (big events, big reads, or no LF-LF at all, as in a CRLF stream).
+
+Bodies (benchmarks/_corpus.py, deterministic; MB = 10**6 bytes): an OpenAI chat chunk stream at 1, 10
+and 50 MB, the same with CRLF line ends, an Anthropic Messages stream at 1 MB, and 10 MB of big
+events (`event:`, `id:` and 2-6 `data:` lines of 64 KiB). Each is cut into chunks of: the whole body,
+64 KiB, 4 KiB, 128 B, 16 B (bodies up to 10 MB) and 1 B (1 MB bodies). The chunk list is made before
+timing. A cell is the median of 5 runs (--quick: 3), gc.collect() before each, the parsers' runs
+interleaved, time.perf_counter around the parser alone.
+
+Before timing a cell, each parser runs on growing prefixes of the chunks (at least three of the
+body's longest event, doubling), and the cost of the whole body is extrapolated from the last two
+(t ~ size**a, a in [1, 2]): a parser whose runs would take more than --cell-limit seconds in all
+(20 s; --quick: 5 s) is skipped, and marked "skipped (quadratic)" when a > 1.3. A run that still
+passes the limit is stopped by an alarm and the cell marked skipped.
+
+Correctness, beside the timing:
+  - every timed run's event count is compared with the body's (known by construction); a parser that
+    counts wrong is marked ✗ and is never "the fastest peer";
+  - for each body, at the whole body, 4 KiB and its smallest chunk size, every parser's events
+    (type, data, last event id) are compared with the expected ones, and events delivered later than
+    by the earliest parser (in chunks) are counted;
+  - a suite of small edge-case bodies (CR, CRLF, BOM, events without data, a lone id or retry, a
+    stream cut inside an event, invalid UTF-8, ...) run whole and one byte at a time, compared with
+    what the WHATWG algorithm dispatches (written out by hand below).
+
+Tables: per body, each parser's MB/s and events/s per chunk size, and sse-inspect's speed divided by
+the fastest correct peer's (>1: sse-inspect is faster); a summary of those ratios; sse-inspect's cost
+per MB at 1, 10 and 50 MB and its max/min across sizes (flat means linear); the agreement checks;
+the machine. `--json FILE` writes all of it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import math
+import os
+import platform
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from types import FrameType
+from typing import Any, ClassVar
+
+import _corpus as corpus
+from _corpus import MB, Body
+
+ROOT = Path(__file__).resolve().parent.parent
+
+EventTuple = tuple[str, str, str]  # (type, data, last event id)
+
+
+# ---------------------------------------------------------------------------------------------
+# The parsers, each twice: a lean counting loop for the timing, and an event generator for the checks.
+
+
+def _sse_inspect() -> tuple[Callable[[list[bytes]], int], Callable[[Iterable[bytes]], Iterator[EventTuple]]]:
+    from sse_inspect import Event, EventStreamParser
+
+    def count(chunks: list[bytes]) -> int:
+        p = EventStreamParser()
+        n = 0
+        for chunk in chunks:
+            for x in p.feed(chunk, 0.0):
+                if isinstance(x, Event):
+                    n += 1
+        for x in p.close():
+            if isinstance(x, Event):
+                n += 1
+        return n
+
+    def events(chunks: Iterable[bytes]) -> Iterator[EventTuple]:
+        p = EventStreamParser()
+        for chunk in chunks:
+            for x in p.feed(chunk, 0.0):
+                if isinstance(x, Event):
+                    yield x.type, x.data, x.id
+        for x in p.close():
+            if isinstance(x, Event):
+                yield x.type, x.data, x.id
+
+    return count, events
+
+
+def _httpx_sse() -> tuple[Callable[[list[bytes]], int], Callable[[Iterable[bytes]], Iterator[EventTuple]]]:
+    from httpx._decoders import TextChunker, TextDecoder
+    from httpx_sse import EventSource
+
+    class Response:
+        """What `EventSource` uses of an `httpx.Response`: its headers and `iter_text()`."""
+
+        headers: ClassVar[dict[str, str]] = {"content-type": "text/event-stream"}
+
+        def __init__(self, chunks: Iterable[bytes]) -> None:
+            self._chunks = chunks
+
+        def iter_text(self) -> Iterator[str]:
+            # httpx.Response.iter_text, minus its request_context; the chunks stand for iter_bytes().
+            decoder = TextDecoder(encoding="utf-8")
+            chunker = TextChunker(chunk_size=None)
+            for byte_content in self._chunks:
+                text_content = decoder.decode(byte_content)
+                for chunk in chunker.decode(text_content):
+                    yield chunk
+            text_content = decoder.flush()
+            for chunk in chunker.decode(text_content):
+                yield chunk
+            for chunk in chunker.flush():
+                yield chunk
+
+    def count(chunks: list[bytes]) -> int:
+        n = 0
+        for _ in EventSource(Response(chunks)).iter_sse():  # type: ignore[arg-type]
+            n += 1
+        return n
+
+    def events(chunks: Iterable[bytes]) -> Iterator[EventTuple]:
+        for sse in EventSource(Response(chunks)).iter_sse():  # type: ignore[arg-type]
+            yield sse.event, sse.data, sse.id
+
+    return count, events
+
+
+def _openai() -> tuple[Callable[[list[bytes]], int], Callable[[Iterable[bytes]], Iterator[EventTuple]]]:
+    from openai._streaming import SSEDecoder
+
+    def count(chunks: list[bytes]) -> int:
+        n = 0
+        for _ in SSEDecoder().iter_bytes(iter(chunks)):
+            n += 1
+        return n
+
+    def events(chunks: Iterable[bytes]) -> Iterator[EventTuple]:
+        for sse in SSEDecoder().iter_bytes(iter(chunks)):
+            yield sse.event or "message", sse.data, sse.id or ""
+
+    return count, events
+
+
+def _sseclient() -> tuple[Callable[[list[bytes]], int], Callable[[Iterable[bytes]], Iterator[EventTuple]]]:
+    from sseclient import SSEClient
+
+    def count(chunks: list[bytes]) -> int:
+        n = 0
+        for _ in SSEClient(chunks).events():
+            n += 1
+        return n
+
+    def events(chunks: Iterable[bytes]) -> Iterator[EventTuple]:
+        for ev in SSEClient(chunks).events():
+            yield ev.event or "message", ev.data, ev.id or ""
+
+    return count, events
+
+
+def _naive() -> tuple[Callable[[list[bytes]], int], Callable[[Iterable[bytes]], Iterator[EventTuple]]]:
+    def count(chunks: list[bytes]) -> int:
+        buf = b""
+        n = 0
+        for chunk in chunks:
+            buf += chunk
+            while b"\n\n" in buf:
+                event, buf = buf.split(b"\n\n", 1)  # noqa: RUF059 (the loop as people write it)
+                n += 1
+        return n
+
+    def fields(block: bytes) -> EventTuple:
+        """What a careful caller of the loop makes of a block: its event, data and id lines."""
+        kind, data, ident = "message", [], ""
+        for line in block.split(b"\n"):
+            name, _, value = line.partition(b":")
+            value = value[1:] if value.startswith(b" ") else value
+            if name == b"data":
+                data.append(value.decode())
+            elif name == b"event":
+                kind = value.decode() or "message"
+            elif name == b"id":
+                ident = value.decode()
+        return kind, "\n".join(data), ident
+
+    def events(chunks: Iterable[bytes]) -> Iterator[EventTuple]:
+        buf = b""
+        for chunk in chunks:
+            buf += chunk
+            while b"\n\n" in buf:
+                event, buf = buf.split(b"\n\n", 1)
+                yield fields(event)
+
+    return count, events
+
+
+@dataclass(frozen=True)
+class Parser:
+    name: str
+    count: Callable[[list[bytes]], int]
+    events: Callable[[Iterable[bytes]], Iterator[EventTuple]]
+    library: bool
+
+
+def load_parsers() -> list[Parser]:
+    made = [
+        ("sse-inspect", _sse_inspect, True),
+        ("httpx-sse", _httpx_sse, True),
+        ("openai", _openai, True),
+        ("sseclient-py", _sseclient, True),
+        ("naive split", _naive, False),
+    ]
+    return [Parser(name, *make(), library) for name, make, library in made]  # type: ignore[call-arg]
+
+
+SUBJECT = "sse-inspect"
+
+
+# ---------------------------------------------------------------------------------------------
+# The plan: which bodies, cut how.
+
+WHOLE = 0
+CHUNKS = {1: [WHOLE, 65536, 4096, 128, 16, 1], 10: [WHOLE, 65536, 4096, 128, 16], 50: [WHOLE, 65536, 4096, 128]}
+
+
+@dataclass(frozen=True)
+class BodySpec:
+    key: str
+    family: str
+    mb: int
+    make: Callable[[], Body]
+    chunks: list[int]
+
+    @property
+    def label(self) -> str:
+        return f"{self.family} {self.mb} MB"
+
+
+def plan(quick: bool) -> list[BodySpec]:
+    def lf(mb: int) -> Callable[[], Body]:
+        return lambda: corpus.openai_chat(mb * MB)
+
+    def crlf(mb: int) -> Callable[[], Body]:
+        return lambda: corpus.crlf(corpus.openai_chat(mb * MB))
+
+    if quick:
+        return [
+            BodySpec("openai-lf-1", "openai-lf", 1, lf(1), CHUNKS[1]),
+            BodySpec("openai-lf-10", "openai-lf", 10, lf(10), CHUNKS[50]),
+            BodySpec("openai-crlf-1", "openai-crlf", 1, crlf(1), CHUNKS[50]),
+            BodySpec("anthropic-1", "anthropic", 1, lambda: corpus.anthropic_messages(1 * MB), CHUNKS[50]),
+            BodySpec("multiline-2", "multiline", 2, lambda: corpus.multiline(2 * MB), CHUNKS[50]),
+        ]
+    specs = []
+    for mb in (1, 10, 50):
+        specs.append(BodySpec(f"openai-lf-{mb}", "openai-lf", mb, lf(mb), CHUNKS[mb]))
+    for mb in (1, 10, 50):
+        specs.append(BodySpec(f"openai-crlf-{mb}", "openai-crlf", mb, crlf(mb), CHUNKS[mb]))
+    specs.append(BodySpec("anthropic-1", "anthropic", 1, lambda: corpus.anthropic_messages(1 * MB), CHUNKS[1]))
+    specs.append(BodySpec("multiline-10", "multiline", 10, lambda: corpus.multiline(10 * MB), CHUNKS[10]))
+    return specs
+
+
+def chunk_label(n: int) -> str:
+    if n == WHOLE:
+        return "whole"
+    if n >= 1024 and n % 1024 == 0:
+        return f"{n // 1024} KiB"
+    return f"{n} B"
+
+
+# ---------------------------------------------------------------------------------------------
+# Timing.
+
+
+class RunTimeout(Exception):
+    pass
+
+
+def _alarm(signum: int, frame: FrameType | None) -> None:
+    raise RunTimeout
+
+
+def timed(fn: Callable[[list[bytes]], int], chunks: list[bytes], limit: float) -> tuple[float, int]:
+    """One run, gc collected before, stopped by an alarm after `limit` seconds."""
+    gc.collect()
+    signal.setitimer(signal.ITIMER_REAL, limit)
+    try:
+        t0 = time.perf_counter()
+        n = fn(chunks)
+        dt = time.perf_counter() - t0
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    return dt, n
+
+
+def predict(
+    fn: Callable[[list[bytes]], int], body: Body, n: int, chunks: list[bytes], limit: float
+) -> tuple[float, float]:
+    """(predicted seconds for the whole body, exponent) from runs on doubling prefixes of the chunks.
+
+    The first prefix holds at least three of the body's longest events, so that a cost quadratic in
+    the size of one event (linear in their number) is not taken for one quadratic in the body's size.
+    """
+    total = len(body.data)
+    size = min(total // 8, max(total // 1024, 3 * body.longest, 4 * n))
+    points: list[tuple[int, float]] = []
+    while True:
+        sub = [body.data[:size]] if n == WHOLE else chunks[: max(1, size // n)]
+        dt, _ = timed(fn, sub, limit)
+        points.append((size if n == WHOLE else min(total, len(sub) * n), max(dt, 1e-7)))
+        if len(points) >= 2:
+            (s1, t1), (s2, t2) = points[-2:]
+            a = min(2.0, max(1.0, math.log(t2 / t1) / math.log(s2 / s1))) if s2 > s1 else 1.0
+        else:
+            a = 1.0  # a lower bound, for any cost from linear to quadratic
+        predicted = points[-1][1] * (total / points[-1][0]) ** a
+        if predicted > 3 * limit or (len(points) >= 2 and (dt >= 0.02 or size * 2 > total // 4)):
+            return predicted, a
+        size *= 2
+
+
+@dataclass
+class Cell:
+    body: str
+    chunk: int
+    parser: str
+    status: str = "ok"  # ok | wrong | skipped
+    times: list[float] = field(default_factory=list)
+    counted: int | None = None
+    predicted_s: float | None = None
+    exponent: float | None = None
+    note: str = ""
+    median_s: float | None = None
+    mb_s: float | None = None
+    events_s: float | None = None
+
+
+def measure(spec: BodySpec, body: Body, n: int, chunks: list[bytes], parsers: list[Parser], runs: int,
+            cell_limit: float) -> dict[str, Cell]:  # fmt: skip
+    expected = len(body.events)
+    cells = {p.name: Cell(spec.key, n, p.name) for p in parsers}
+    active: list[Parser] = []
+    for p in parsers:
+        cell = cells[p.name]
+        try:
+            cell.predicted_s, cell.exponent = predict(p.count, body, n, chunks, cell_limit)
+        except RunTimeout:
+            cell.status, cell.note = "skipped", f"skipped (a probe passed {cell_limit:g} s)"
+            continue
+        if cell.predicted_s * runs > cell_limit:
+            kind = "quadratic" if cell.exponent > 1.3 else "slow"
+            cell.status = "skipped"
+            cell.note = f"skipped ({kind}: ~{fmt_seconds(cell.predicted_s)}/run)"
+        else:
+            active.append(p)
+    for r in range(runs):
+        order = active[r % len(active) :] + active[: r % len(active)] if active else []
+        for p in order:
+            cell = cells[p.name]
+            if cell.status == "skipped":
+                continue
+            try:
+                dt, counted = timed(p.count, chunks, cell_limit)
+            except RunTimeout:
+                cell.status, cell.note = "skipped", f"skipped (a run passed {cell_limit:g} s)"
+                cell.times = []
+                continue
+            cell.times.append(dt)
+            cell.counted = counted
+            if counted != expected:
+                cell.status = "wrong"
+                cell.note = f"✗ {counted} events, not {expected}"
+    for cell in cells.values():
+        if cell.times and cell.status != "skipped":
+            cell.median_s = statistics.median(cell.times)
+            cell.mb_s = len(body.data) / MB / cell.median_s
+            cell.events_s = (cell.counted or 0) / cell.median_s
+    return cells
+
+
+# ---------------------------------------------------------------------------------------------
+# Agreement.
+
+
+class Pulls:
+    """The chunks, remembering the index of the last one a parser took (len(chunks): it saw the end)."""
+
+    def __init__(self, chunks: list[bytes]) -> None:
+        self.chunks = chunks
+        self.i = -1
+
+    def __iter__(self) -> Iterator[bytes]:
+        for i, chunk in enumerate(self.chunks):
+            self.i = i
+            yield chunk
+        self.i = len(self.chunks)
+
+
+@dataclass
+class Outcome:
+    events: list[EventTuple] | None
+    delivered: list[int]  # per event, the index of the chunk after which it came out
+    error: str | None = None
+
+
+def run_events(parser: Parser, chunks: list[bytes]) -> Outcome:
+    pulls = Pulls(chunks)
+    events: list[EventTuple] = []
+    delivered: list[int] = []
+    try:
+        for ev in parser.events(pulls):
+            events.append(ev)
+            delivered.append(pulls.i)
+    except Exception as exc:  # noqa: BLE001 (a parser that raises on content is a finding)
+        return Outcome(None, [], f"raises {type(exc).__name__}: {str(exc)[:60]}")
+    return Outcome(events, delivered)
+
+
+def _short(value: str, width: int = 24) -> str:
+    return repr(value if len(value) <= width else value[: width - 3] + "...")
+
+
+def describe_difference(got: list[EventTuple], want: list[EventTuple]) -> str | None:
+    if got == want:
+        return None
+    parts = []
+    if len(got) != len(want):
+        parts.append(f"{len(got)} events, not {len(want)}")
+    for i, (g, w) in enumerate(zip(got, want)):
+        if g != w:
+            what = [f"{name} {_short(gv)} not {_short(wv)}" for name, gv, wv in zip(("type", "data", "id"), g, w)
+                    if gv != wv]  # fmt: skip
+            parts.append(f"event #{i}: " + ", ".join(what))
+            break
+    else:
+        if len(got) > len(want):
+            extra = got[len(want)]
+            parts.append(f"extra event #{len(want)}: type {_short(extra[0])} data {_short(extra[1])}")
+        else:
+            parts.append(f"missing from event #{len(got)}")
+    return "; ".join(parts)
+
+
+def compare(parsers: list[Parser], chunks: list[bytes], want: list[EventTuple],
+            skip: Iterable[str] = ()) -> dict[str, dict[str, Any]]:  # fmt: skip
+    """Each parser's events against `want`, and how late each agreeing parser delivered them."""
+    skip = set(skip)
+    outcomes = {p.name: run_events(p, chunks) for p in parsers if p.name not in skip}
+    agreeing = [o for o in outcomes.values() if o.events == want]
+    earliest = [min(o.delivered[i] for o in agreeing) for i in range(len(want))] if agreeing else []
+    report: dict[str, dict[str, Any]] = {}
+    for p in parsers:
+        if p.name in skip:
+            report[p.name] = {"status": "skipped", "detail": "skipped (quadratic)"}
+            continue
+        o = outcomes[p.name]
+        if o.error:
+            report[p.name] = {"status": "differs", "detail": o.error}
+            continue
+        assert o.events is not None
+        diff = describe_difference(o.events, want)
+        if diff:
+            report[p.name] = {"status": "differs", "detail": diff}
+            continue
+        lags = [d - e for d, e in zip(o.delivered, earliest)]
+        late = [x for x in lags if x > 0]
+        if late:
+            at_end = sum(1 for d, x in zip(o.delivered, lags) if x > 0 and d == len(chunks))
+            detail = f"{len(late)} late (up to {max(late)} chunk{'s' if max(late) > 1 else ''})"
+            if at_end:
+                detail += f", {at_end} only at the end of the stream"
+            report[p.name] = {"status": "late", "detail": detail, "late": len(late), "max_lag": max(late)}
+        else:
+            report[p.name] = {"status": "ok", "detail": "ok"}
+    return report
+
+
+# The edge cases: body, and what the WHATWG algorithm dispatches (type, data, last event id).
+EDGE_CASES: list[tuple[str, bytes, list[EventTuple], str]] = [
+    ("lf", b"data: a\n\nevent: t\ndata: b\n\n", [("message", "a", ""), ("t", "b", "")], "plain LF"),
+    ("crlf", b"data: a\r\n\r\nevent: t\r\ndata: b\r\n\r\n", [("message", "a", ""), ("t", "b", "")],
+     "CRLF line ends"),
+    ("cr", b"data: a\r\revent: t\rdata: b\r\r", [("message", "a", ""), ("t", "b", "")], "lone CR line ends"),
+    ("lf-line-cr-blank", b"data: a\n\rdata: b\n\n", [("message", "a", ""), ("message", "b", "")],
+     "an LF line, then a blank line ended by CR"),
+    ("lf-line-crlf-blank", b"data: a\n\r\ndata: b\n\n", [("message", "a", ""), ("message", "b", "")],
+     "an LF line, then a blank line ended by CRLF"),
+    ("bom", b"\xef\xbb\xbfdata: a\n\n", [("message", "a", "")], "UTF-8 BOM before the first field"),
+    ("event-without-data", b"event: ping\n\ndata: a\n\n", [("message", "a", "")],
+     "an event with a type and no data: not dispatched"),
+    ("lone-id", b"id: 1\n\n\ndata: a\n\n", [("message", "a", "1")], "an id alone, then blank lines"),
+    ("lone-retry", b"retry: 1000\n\ndata: a\n\n", [("message", "a", "")], "a retry alone"),
+    ("empty-data", b"data:\n\ndata\n\n", [("message", "", ""), ("message", "", "")], "`data:` and `data`"),
+    ("spaces", b"data:x\n\ndata:  y\n\n", [("message", "x", ""), ("message", " y", "")],
+     "no space after the colon, two spaces"),
+    ("multi-line-data", b"data: a\ndata:\ndata: b\n\ndata: c\ndata:\n\n",
+     [("message", "a\n\nb", ""), ("message", "c\n", "")], "data lines joined by LF, one trailing LF dropped"),
+    ("comments", b": keep-alive\n\n: x\ndata: a\n\n", [("message", "a", "")], "comment lines"),
+    ("id-persists", b"id: 7\ndata: a\n\ndata: b\n\n", [("message", "a", "7"), ("message", "b", "7")],
+     "the last event id carries over"),
+    ("id-with-nul", b"id: 1\ndata: a\n\nid: 2\x003\ndata: b\n\n", [("message", "a", "1"), ("message", "b", "1")],
+     "an id holding NUL is ignored"),
+    ("empty-event-type", b"event:\ndata: a\n\n", [("message", "a", "")], "`event:` empty"),
+    ("unknown-fields", b"Data: x\ndata : y\nfoo: z\ndata: a\n\n", [("message", "a", "")],
+     "field names are exact: `Data`, `data ` ignored"),
+    ("blank-lines", b"\n\n\ndata: a\n\n\n\n", [("message", "a", "")], "extra blank lines"),
+    ("cut-after-line", b"data: a\n\ndata: b\n", [("message", "a", "")], "stream ends inside an event"),
+    ("cut-mid-line", b"data: a\n\ndata: b", [("message", "a", "")], "stream ends inside a line"),
+    ("utf8-multibyte", "data: é日🙂\n\n".encode(), [("message", "é日🙂", "")], "multi-byte UTF-8"),
+    ("invalid-utf8", b"data: caf\xe9\n\n", [("message", "caf\ufffd", "")], "a byte that is not UTF-8: U+FFFD"),
+    ("unicode-line-breaks", "data: a\u2028b\x0bc\x0cd\x1ce\x85f\n\n".encode(),
+     [("message", "a\u2028b\x0bc\x0cd\x1ce\x85f", "")], "U+2028, VT, FF, FS, NEL are not line ends"),
+]  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------------------
+# Output.
+
+
+def fmt_seconds(s: float) -> str:
+    if s >= 100:
+        return f"{s:.0f} s"
+    if s >= 1:
+        return f"{s:.1f} s"
+    return f"{s * 1000:.0f} ms"
+
+
+def fmt_rate(x: float) -> str:
+    if x >= 1e6:
+        return f"{x / 1e6:.2f}M"
+    if x >= 1e3:
+        return f"{x / 1e3:.0f}k"
+    return f"{x:.0f}"
+
+
+def fmt_mbs(x: float) -> str:
+    return f"{x:.0f}" if x >= 100 else f"{x:.1f}" if x >= 1 else f"{x:.2f}"
+
+
+def table(header: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths)) + " |"
+
+    return "\n".join([line(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|", *map(line, rows)])
+
+
+def ratio_of(cells: dict[str, Cell], parsers: list[Parser], libraries_only: bool = False) -> tuple[float, str] | None:
+    subject = cells[SUBJECT]
+    peers = [cells[p.name] for p in parsers if p.name != SUBJECT and (p.library or not libraries_only)]
+    peers = [c for c in peers if c.status == "ok" and c.mb_s]
+    if subject.status != "ok" or not subject.mb_s or not peers:
+        return None
+    best = max(peers, key=lambda c: c.mb_s or 0.0)
+    return subject.mb_s / (best.mb_s or 1.0), best.parser
+
+
+def fmt_ratio(r: tuple[float, str] | None) -> str:
+    return "n/a" if r is None else f"×{r[0]:.2f} ({r[1]})"
+
+
+def cell_text(c: Cell) -> str:
+    if c.status == "skipped":
+        return c.note
+    text = f"{fmt_mbs(c.mb_s or 0)} · {fmt_rate(c.events_s or 0)}/s"
+    return f"{c.note} ({text})" if c.status == "wrong" else text
+
+
+def machine() -> dict[str, Any]:
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    versions = {}
+    for dist in ("sse-inspect", "httpx-sse", "httpx", "openai", "sseclient-py"):
+        try:
+            versions[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            versions[dist] = "not installed"
+    git = "unknown"
+    try:
+        head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, timeout=10, check=False).stdout.strip()  # fmt: skip
+        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--", "sse_inspect"],
+                               capture_output=True, text=True, timeout=10, check=False).stdout.strip()  # fmt: skip
+        git = head + (" + uncommitted changes in sse_inspect/" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "cores_usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+        "python": f"{platform.python_implementation()} {platform.python_version()}",
+        "platform": platform.platform(),
+        "packages": versions,
+        "sse_inspect_commit": git,
+        "loadavg_start": os.getloadavg(),
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="smaller bodies (1, 2 and 10 MB), 16 B and 1 B cuts on one body only,\n3 runs a cell: under a minute",
+    )
+    ap.add_argument("--json", metavar="FILE", help="write every number to FILE")
+    ap.add_argument("--runs", type=int, help="runs per cell (default 5; --quick: 3)")
+    ap.add_argument("--cell-limit", type=float, help="skip a parser whose runs of a cell would take longer "
+                    "(seconds; default 20; --quick: 5)")  # fmt: skip
+    args = ap.parse_args(argv)
+    runs = args.runs or (3 if args.quick else 5)
+    cell_limit = args.cell_limit or (5.0 if args.quick else 20.0)
+    started = time.perf_counter()
+    signal.signal(signal.SIGALRM, _alarm)
+    info = machine()
+    parsers = load_parsers()
+    specs = plan(args.quick)
+    command = "benchmarks/parsers.py" + (" --quick" if args.quick else "")
+
+    results: dict[str, dict[int, dict[str, Cell]]] = {}
+    meta: dict[str, dict[str, Any]] = {}
+    agreement: list[dict[str, Any]] = []
+    for spec in specs:
+        body = spec.make()
+        meta[spec.key] = {"label": spec.label, "family": spec.family, "mb": spec.mb, "bytes": len(body.data),
+                          "events": len(body.events), "longest_event": body.longest}  # fmt: skip
+        results[spec.key] = {}
+        checks = {WHOLE, 4096, min(spec.chunks)}
+        for n in spec.chunks:
+            t0 = time.perf_counter()
+            chunks = corpus.chunked(body.data, n)
+            cells = measure(spec, body, n, chunks, parsers, runs, cell_limit)
+            results[spec.key][n] = cells
+            if n in checks:
+                skip = [name for name, c in cells.items() if c.status == "skipped"]
+                report = compare(parsers, chunks, body.events, skip)
+                agreement.append({"body": spec.key, "chunk": n, "parsers": report})
+            print(f"  {spec.label:<20} {chunk_label(n):>7}: {time.perf_counter() - t0:5.1f} s "
+                  f"(total {time.perf_counter() - started:5.0f} s)", file=sys.stderr, flush=True)  # fmt: skip
+            del chunks
+        del body
+        gc.collect()
+
+    edge: list[dict[str, Any]] = []
+    for name, data, want, what in EDGE_CASES:
+        for n in (WHOLE, 1):
+            report = compare(parsers, corpus.chunked(data, n), want)
+            edge.append({"case": name, "what": what, "chunk": n, "parsers": report})
+
+    elapsed = time.perf_counter() - started
+    info["loadavg_end"] = os.getloadavg()
+    out = sys.stdout
+    names = [p.name for p in parsers]
+
+    print(f"# SSE parsers side by side (`{command}`)\n", file=out)
+    print(f"machine: {info['cpu']}, {info['cores']} cores ({info['cores_usable']} usable), {info['python']}, "
+          f"{info['platform']}", file=out)  # fmt: skip
+    print("packages: " + ", ".join(f"{k} {v}" for k, v in info["packages"].items()), file=out)
+    print(f"sse-inspect at {info['sse_inspect_commit']}", file=out)
+    print(f"median of {runs} runs per cell; load average {info['loadavg_start'][0]:.2f} at start, "
+          f"{info['loadavg_end'][0]:.2f} at end; whole run {elapsed:.0f} s\n", file=out)  # fmt: skip
+    print("Cells: MB/s · events/s (MB = 10^6 bytes). Ratio: sse-inspect's speed / the fastest correct peer's "
+          "(>1: sse-inspect is faster); 'vs libraries' leaves the naive split out.\n", file=out)  # fmt: skip
+
+    for spec in specs:
+        m = meta[spec.key]
+        print(f"## {spec.label}: {m['bytes']:,} bytes, {m['events']:,} events\n", file=out)
+        rows = []
+        for n in spec.chunks:
+            cells = results[spec.key][n]
+            rows.append([chunk_label(n), *(cell_text(cells[x]) for x in names),
+                         fmt_ratio(ratio_of(cells, parsers)), fmt_ratio(ratio_of(cells, parsers, True))])  # fmt: skip
+        print(table(["chunks", *names, "ratio vs fastest", "ratio vs libraries"], rows) + "\n", file=out)
+
+    all_chunks = sorted({n for s in specs for n in s.chunks}, key=lambda n: (n != WHOLE, -n))
+    print("## sse-inspect's speed / the fastest correct peer's\n", file=out)
+    rows = []
+    for spec in specs:
+        row = [spec.label]
+        for n in all_chunks:
+            r = ratio_of(results[spec.key][n], parsers) if n in results[spec.key] else None
+            lib = ratio_of(results[spec.key][n], parsers, True) if n in results[spec.key] else None
+            row.append("" if n not in results[spec.key] else "n/a" if r is None or lib is None
+                       else f"{r[0]:.2f}" if r == lib else f"{r[0]:.2f} ({lib[0]:.2f})")  # fmt: skip
+        rows.append(row)
+    print(table(["body", *map(chunk_label, all_chunks)], rows), file=out)
+    print("\n(in brackets: against the libraries alone, where the naive split was the fastest)\n", file=out)
+
+    scaling: dict[str, dict[str, Any]] = {}
+    print("## Scaling: sse-inspect's time per MB (ms/MB) by body size\n", file=out)
+    for family in ("openai-lf", "openai-crlf"):
+        fam = [s for s in specs if s.family == family]
+        if len(fam) < 2:
+            continue
+        rows = []
+        scaling[family] = {}
+        for n in all_chunks:
+            per = {}
+            for s in fam:
+                c = results[s.key].get(n, {}).get(SUBJECT)
+                if c and c.median_s:
+                    per[s.mb] = c.median_s / (meta[s.key]["bytes"] / MB) * 1000
+            if len(per) < 2:
+                continue
+            spread = max(per.values()) / min(per.values())
+            scaling[family][chunk_label(n)] = {"ms_per_mb": per, "max_over_min": spread}
+            rows.append([chunk_label(n), *(f"{per[s.mb]:.2f}" if s.mb in per else "" for s in fam), f"{spread:.2f}"])
+        print(f"{family}:\n", file=out)
+        print(table(["chunks", *(f"{s.mb} MB" for s in fam), "max/min"], rows) + "\n", file=out)
+
+    print("## Agreement on the benchmark bodies\n", file=out)
+    print("Events (type, data, last event id) against those the body was built from; 'late': delivered after "
+          "more chunks than the earliest parser needed.\n", file=out)  # fmt: skip
+    rows = [[f"{meta[a['body']]['label']}, {chunk_label(a['chunk'])}", *(a["parsers"][x]["detail"] for x in names)]
+            for a in agreement]  # fmt: skip
+    print(table(["body, chunks", *names], rows) + "\n", file=out)
+
+    print("## Edge cases (expected: the WHATWG algorithm, written out by hand)\n", file=out)
+    rows = []
+    for name, _, _, _ in EDGE_CASES:
+        row = [name]
+        for x in names:
+            parts = []
+            for e in edge:
+                if e["case"] == name:
+                    r = e["parsers"][x]
+                    parts.append(r["status"] if r["status"] in ("ok", "late") else "✗")
+            row.append(parts[0] if parts[0] == parts[1] else f"{parts[0]} / {parts[1]} (1 B)")
+        rows.append(row)
+    print(table(["case (whole / 1 B)", *names], rows) + "\n", file=out)
+    print("Where they differ:\n", file=out)
+    for name, data, _, what in EDGE_CASES:
+        for x in names:
+            details = {e["chunk"]: e["parsers"][x] for e in edge if e["case"] == name}
+            if all(d["status"] == "ok" for d in details.values()):
+                continue
+            if details[WHOLE]["detail"] == details[1]["detail"]:
+                text = details[WHOLE]["detail"]
+            else:
+                text = f"whole: {details[WHOLE]['detail']}; 1 B: {details[1]['detail']}"
+            print(f"- {name} ({what}, {data!r}): {x}: {text}", file=out)
+    print(file=out)
+
+    if args.json:
+        doc = {
+            "command": command,
+            "machine": info,
+            "runs": runs,
+            "cell_limit_s": cell_limit,
+            "elapsed_s": elapsed,
+            "bodies": meta,
+            "cells": [
+                {**vars(c), "chunk_label": chunk_label(c.chunk)}
+                for per in results.values() for cells in per.values() for c in cells.values()
+            ],
+            "ratios": [
+                {"body": key, "chunk": n, "chunk_label": chunk_label(n),
+                 "vs_fastest": ratio_of(cells, parsers), "vs_libraries": ratio_of(cells, parsers, True)}
+                for key, per in results.items() for n, cells in per.items()
+            ],
+            "scaling": scaling,
+            "agreement": agreement,
+            "edge_cases": edge,
+        }  # fmt: skip
+        Path(args.json).write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
+        print(f"wrote {args.json}", file=sys.stderr)
+    print(f"done in {elapsed:.0f} s", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

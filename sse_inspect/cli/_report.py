@@ -1,0 +1,54 @@
+"""`sse-inspect report`: one self-contained HTML file of checked captures, for a bug report."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from .._analysis import analyze
+from .._capture import load_capture
+from ..checks import Thresholds, parse_threshold, run_checks
+from ..report import html_report
+from . import _render
+from ._check import expand
+from ._params import InputError, dialect_option, input_errors
+
+__all__ = ["report"]
+
+
+@click.command()
+@click.argument("captures", nargs=-1, required=True, metavar="CAPTURE...")
+@click.option("-o", "--output", default="report.html", show_default=True, metavar="FILE",
+              help="The HTML file to write (- for stdout).")  # fmt: skip
+@click.option("--title", default="sse-inspect report", show_default=True, help="The page's heading.")
+@click.option("--threshold", "threshold_texts", multiple=True, metavar="NAME=VALUE",
+              help="Tune a timing threshold, as for check.")  # fmt: skip
+@dialect_option
+@input_errors
+def report(captures: tuple[str, ...], output: str, title: str, threshold_texts: tuple[str, ...],
+           dialect: str | None) -> None:  # fmt: skip
+    """Write one self-contained HTML report (no script, no network) to attach to a bug report.
+
+    Per capture: request, status, streaming headers, verdict, findings with their fix, timing and
+    the rebuilt answer; the timed captures' arrivals overlaid on one plot; for exactly two
+    recordings of one stream (both sides of a proxy), what the hop held, event by event.
+    CAPTURE may be a file, a folder (its .jsonl and .sse files) or a glob.
+    """
+    thresholds = Thresholds()
+    for text in threshold_texts:
+        thresholds = parse_threshold(thresholds, text)
+    checked = [run_checks(analyze(load_capture(p), dialect=dialect), thresholds=thresholds) for p in expand(captures)]
+    page = html_report(checked, title=title)
+    if output == "-":
+        sys.stdout.write(page)
+        return
+    try:
+        Path(output).write_text(page, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"{output}: cannot write the report: {exc.strerror or exc}") from None
+    size = len(page.encode())
+    _render.console(stderr=True).print(
+        _render.safe(f"wrote {output}: {len(checked)} capture(s), {size // 1024 or 1} KiB", newlines=False)
+    )

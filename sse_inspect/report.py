@@ -1,0 +1,437 @@
+"""A self-contained HTML report of checked captures, to attach to a bug report.
+
+    page = html_report([run_checks(analyze(load_capture(path))) for path in paths])
+
+One file, no network: inline CSS and SVG, no script at all, and a Content-Security-Policy that
+forbids scripts and every load. Everything taken from a capture is escaped (`esc`), so a hostile
+stream can neither inject markup nor run code. The arrival plot overlays the timed captures on one
+time axis: per capture a `<g class="capture" data-chunks=N>` holding one `<path class="chunk">`
+step per chunk (cumulative bytes), a dashed `<path class="events">` (cumulative events), the
+`<rect class="hold">` silences before and `<rect class="burst">` releases of check's
+buffering bursts, `<rect class="silence">` long silences, `<line class="ttfb">` and
+`<line class="first-token">`, and a `<g class="end complete|cut|errored">` end mark.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from . import __version__
+from ._analysis import Analysis
+from ._diff import TimingDiff, diff_timing
+from ._errors import SSEInspectError
+from ._format import STREAMING_HEADERS, seconds, size, visible
+from .checks import Report
+
+__all__ = ["CSP", "PALETTE", "bursts", "end_state", "esc", "html_report"]
+
+PALETTE = ("#1f6fb4", "#d62728", "#2a9d3a", "#8e44ad", "#e67e22", "#16a6b6", "#c2185b", "#7f6a00")
+"""One colour per capture, in order (then again)."""
+CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
+"""No script, no fetch, no image, no font: the page can load and run nothing."""
+
+# the plot's geometry, in SVG user units
+_W, _H = 960, 400
+_LEFT, _RIGHT, _TOP, _BOTTOM = 72, 64, 36, 48
+_PW, _PH = _W - _LEFT - _RIGHT, _H - _TOP - _BOTTOM
+
+_CSS = """
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1d232b;margin:0 auto;
+  max-width:1100px;padding:16px 24px 40px}
+h1{font-size:22px;margin:4px 0 12px}h2{font-size:18px;margin:28px 0 6px;border-bottom:1px solid #d6dbe1}
+h3{font-size:15px;margin:16px 0 4px}
+code,pre,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:13px}
+pre{white-space:pre-wrap;word-break:break-word;background:#f5f7f9;border:1px solid #e1e5ea;border-radius:4px;
+  padding:8px 10px;margin:4px 0}
+table{border-collapse:collapse;margin:4px 0}td,th{padding:2px 12px 2px 0;text-align:left;vertical-align:top}
+th{font-weight:600}td.n,th.n{text-align:right}
+.swatch{display:inline-block;width:14px;height:14px;border-radius:3px;vertical-align:-2px;margin-right:4px}
+.error,.cut,.errored{color:#b3261e}.warning{color:#9a6700}.info{color:#0b6e99}.ok,.complete{color:#1a7f37}
+.verdict{font-weight:600}.dim,.meta,.skipped{color:#66707a}
+.findings{list-style:none;padding:0}.finding{margin:4px 0}.finding .sev{display:inline-block;width:64px;font-weight:600}
+.fix{color:#4a545e;margin-left:68px}
+.cols{display:flex;flex-wrap:wrap;gap:8px 48px}
+tr.held td{background:#fff4d6}
+svg text{font:12px system-ui,sans-serif;fill:#3b444d}svg .axis{stroke:#9aa4ae}svg .grid{stroke:#eceff2}
+svg .chunk,svg .tail{fill:none;stroke-width:2}svg .events{fill:none;stroke-width:1.2;stroke-dasharray:5 3}
+svg .hold{opacity:.10}svg .burst{opacity:.45}svg .silence{fill:#9aa4ae;opacity:.18}
+svg .ttfb,svg .first-token{stroke-width:1;stroke-dasharray:2 3}
+"""
+
+
+def esc(value: object) -> str:
+    """Text for an HTML text node or attribute value: control characters made visible, then escaped."""
+    return html.escape(visible(str(value).replace("\r\n", "\n")), quote=True)
+
+
+def bursts(report: Report) -> list[dict[str, Any]]:
+    """The releases check judged buffering bursts: `[{t, events, bytes, silence_s, span_ms}]`."""
+    return [b for f in report.findings if f.code == "buffering-burst" for b in f.evidence["bursts"]]
+
+
+def end_state(a: Analysis) -> tuple[str, str]:
+    """How the stream ended, as (`complete` | `cut` | `errored`, words)."""
+    ans, end = a.answer, a.capture.end
+    if ans.errors:
+        return "errored", "ERRORED"
+    if ans.complete is False:
+        return "cut", "NO END MARKER"
+    if ans.complete:
+        return "complete", "COMPLETE"
+    if end is not None and end.kind == "complete":
+        return "complete", "ENDED (this dialect has no end marker)"
+    return "cut", f"CUT (recording {end.kind if end else 'incomplete'})"
+
+
+def _label(i: int) -> str:
+    return chr(ord("A") + i) if i < 26 else str(i + 1)
+
+
+def _name(r: Report, i: int) -> str:
+    c = r.analysis.capture
+    return c.path or (c.request.url if c.request else f"capture {i + 1}")
+
+
+def _colour(i: int) -> str:
+    return PALETTE[i % len(PALETTE)]
+
+
+def _timed(r: Report) -> bool:
+    return r.analysis.capture.timed and all(c.t is not None for c in r.analysis.capture.chunks)
+
+
+def html_report(reports: Sequence[Report], *, title: str = "sse-inspect report") -> str:
+    """The whole page for `reports` (captures overlaid in this order, labelled A, B, ...)."""
+    names = ", ".join(_name(r, i) for i, r in enumerate(reports))
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8"/>',
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}"/>',
+        '<meta name="viewport" content="width=device-width, initial-scale=1"/>',
+        f"<title>{esc(title)}: {esc(names)}</title><style>{_CSS}</style></head>",
+        f'<body data-captures="{len(reports)}"><h1>{esc(title)}</h1>',
+        _summary(reports),
+        *_plot(reports),
+        *_holds(reports),
+        *(line for i, r in enumerate(reports) for line in _capture_section(r, i)),
+        f'<p class="dim">Made by sse-inspect {esc(__version__)}: one self-contained file, no script, no network. '
+        "Times count from when the request was sent.</p>",
+        "</body></html>",
+    ]
+    return "\n".join(parts) + "\n"
+
+
+def _summary(reports: Sequence[Report]) -> str:
+    rows = []
+    for i, r in enumerate(reports):
+        worst = str(r.worst) if r.worst else "ok"
+        rows.append(
+            f'<tr><td><span class="swatch" style="background:{_colour(i)}"></span><a href="#capture-{i}">'
+            f"{_label(i)}</a></td><td class=\"mono\">{esc(_name(r, i))}</td><td>{esc(r.analysis.dialect)}</td>"
+            f'<td class="verdict {worst}">{esc(r.verdict)}</td></tr>'
+        )
+    return f'<table class="summary"><tr><th></th><th>capture</th><th>dialect</th><th>verdict</th></tr>{"".join(rows)}</table>'
+
+
+# -- the arrival plot --------------------------------------------------------------------------
+
+
+def _nice_step(span: float, ticks: int) -> float:
+    """A 1, 2 or 5 times a power of ten step giving about `ticks` intervals over `span`."""
+    raw = span / ticks
+    power = 10 ** math.floor(math.log10(raw))
+    return next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+
+
+def _n(v: float) -> str:
+    return f"{v:.2f}".rstrip("0").rstrip(".")
+
+
+def _plot(reports: Sequence[Report]) -> Iterator[str]:
+    timed = [(i, r) for i, r in enumerate(reports) if _timed(r)]
+    yield "<h2>Arrival</h2>"
+    if not timed:
+        yield '<p class="untimed">No arrival plot: untimed capture(s), the source kept no per-chunk arrival times.</p>'
+        return
+    t_end = max((r.analysis.capture.duration or 0.0) for _, r in timed) or 1.0
+    step = _nice_step(t_end, 8)
+    t_max = math.ceil(t_end / step - 1e-9) * step
+    b_max = max(r.analysis.timing.bytes for _, r in timed) or 1
+    e_max = max(r.analysis.timing.events for _, r in timed) or 1
+
+    def x(t: float) -> float:
+        return _LEFT + t / t_max * _PW
+
+    yield (
+        f'<svg class="arrival" viewBox="0 0 {_W} {_H}" width="100%" role="img" '
+        f'aria-label="cumulative bytes and events against time since the request">'
+    )
+    yield from _axes(t_max, step, b_max, e_max, x)
+    for i, r in timed:
+        yield from _series(r, i, x, b_max, e_max)
+    yield "</svg>"
+    legend = []
+    for i, r in enumerate(reports):
+        what = "" if _timed(r) else ' <span class="dim">(untimed: not plotted)</span>'
+        legend.append(f'<span class="swatch" style="background:{_colour(i)}"></span>{_label(i)} '
+                      f'<span class="mono">{esc(_name(r, i))}</span>{what}')  # fmt: skip
+    yield (
+        f'<p class="legend">{" &#160; ".join(legend)}<br/><span class="dim">solid: bytes (left axis), one step per '
+        "chunk; dashed: events (right axis); shaded: a buffering burst (dark) and the silence before it (light), "
+        "grey: a long silence; dotted lines: first byte and first token; end: ✔ complete, ✘ cut or errored. "
+        "Hover for details.</span></p>"
+    )
+
+
+def _axes(t_max: float, step: float, b_max: int, e_max: int, x: Callable[[float], float]) -> Iterator[str]:
+    bottom, right = _TOP + _PH, _LEFT + _PW
+    ticks = round(t_max / step)
+    for k in range(ticks + 1):
+        t = k * step
+        yield f'<line class="grid" x1="{_n(x(t))}" y1="{_TOP}" x2="{_n(x(t))}" y2="{bottom}"/>'
+        yield f'<text x="{_n(x(t))}" y="{bottom + 16}" text-anchor="middle">{esc(_tick_time(t, step))}</text>'
+    for k in range(5):
+        y = bottom - k / 4 * _PH
+        yield f'<line class="grid" x1="{_LEFT}" y1="{_n(y)}" x2="{right}" y2="{_n(y)}"/>'
+        yield f'<text x="{_LEFT - 6}" y="{_n(y + 4)}" text-anchor="end">{esc(size(b_max * k / 4))}</text>'
+        yield f'<text x="{right + 6}" y="{_n(y + 4)}">{esc(_n(e_max * k / 4))}</text>'
+    yield f'<line class="axis" x1="{_LEFT}" y1="{bottom}" x2="{right}" y2="{bottom}"/>'
+    yield f'<line class="axis" x1="{_LEFT}" y1="{_TOP}" x2="{_LEFT}" y2="{bottom}"/>'
+    yield f'<line class="axis" x1="{right}" y1="{_TOP}" x2="{right}" y2="{bottom}"/>'
+    yield f'<text x="{_LEFT + _PW / 2}" y="{_H - 8}" text-anchor="middle">time since the request was sent</text>'
+    yield f'<text x="{_LEFT}" y="{_TOP - 10}" text-anchor="middle">bytes</text>'
+    yield f'<text x="{right}" y="{_TOP - 10}" text-anchor="middle">events</text>'
+
+
+def _tick_time(t: float, step: float) -> str:
+    if step < 1:
+        return f"{_n(t * 1000)} ms"
+    return f"{_n(t)} s"
+
+
+def _series(r: Report, i: int, x: Callable[[float], float], b_max: int, e_max: int) -> Iterator[str]:
+    a = r.analysis
+    c = a.capture
+    colour, label = _colour(i), _label(i)
+    bottom = _TOP + _PH
+
+    def yb(n: float) -> float:
+        return bottom - n / b_max * _PH
+
+    def ye(n: float) -> float:
+        return bottom - n / e_max * _PH
+
+    def band(cls: str, t0: float, t1: float, tip: str, fill: str = colour) -> str:
+        width = max(x(t1) - x(t0), 3.0)
+        return (f'<rect class="{cls}" data-capture="{i}" x="{_n(x(t0))}" y="{_TOP}" width="{_n(width)}" '
+                f'height="{_PH}" fill="{fill}"><title>{esc(tip)}</title></rect>')  # fmt: skip
+
+    yield f'<g class="capture" id="plot-{i}" data-capture="{i}" data-chunks="{len(c.chunks)}" data-events="{len(a.events)}">'
+    for b in bursts(r):
+        t0, t1 = b["t"] - b["silence_s"], b["t"] + b["span_ms"] / 1000
+        yield band("hold", t0, b["t"], f"{label}: {b['events']} text events held {seconds(b['silence_s'])}")
+        yield band("burst", b["t"], t1, f"{label}: burst of {b['events']} text events ({size(b['bytes'])}) "
+                                        f"released in {b['span_ms']:g} ms at t={seconds(b['t'])}")  # fmt: skip
+    for f in r.findings:
+        if f.code == "long-silence":
+            ev = f.evidence
+            yield band("silence", ev["from"], ev["to"], f"{label}: {f.message}", "#9aa4ae")
+    t_prev, total = 0.0, 0
+    for k, chunk in enumerate(c.chunks):
+        t = chunk.t or 0.0
+        y0, total = yb(total), total + len(chunk.data)
+        yield (f'<path class="chunk" data-chunk="{k}" stroke="{colour}" d="M{_n(x(t_prev))} {_n(y0)}H{_n(x(t))}'
+               f'V{_n(yb(total))}"><title>{esc(f"{label} chunk {k}: {size(len(chunk.data))} at {seconds(t)}")}'
+               "</title></path>")  # fmt: skip
+        t_prev = t
+    t_end = c.duration or t_prev
+    if t_end > t_prev:
+        yield f'<path class="tail" stroke="{colour}" d="M{_n(x(t_prev))} {_n(yb(total))}H{_n(x(t_end))}"/>'
+    steps = "".join(f"H{_n(x(e.t or 0.0))}V{_n(ye(e.index + 1))}" for e in a.events)
+    yield f'<path class="events" stroke="{colour}" d="M{_n(x(0))} {_n(ye(0))}{steps}"/>'
+    for cls, t, what in (("ttfb", a.timing.ttfb, "first byte"), ("first-token", a.timing.first_token, "first token")):
+        if t is not None:
+            yield (f'<line class="{cls}" stroke="{colour}" x1="{_n(x(t))}" y1="{_TOP}" x2="{_n(x(t))}" y2="{bottom}">'
+                   f"<title>{esc(f'{label}: {what} at {seconds(t)}')}</title></line>")  # fmt: skip
+    state, words = end_state(a)
+    mark = "✔" if state == "complete" else "✘"
+    ex, ey = x(t_end), yb(total)
+    yield (f'<g class="end {state}" data-capture="{i}"><circle cx="{_n(ex)}" cy="{_n(ey)}" r="9" fill="#fff" '
+           f'stroke="{colour}" stroke-width="2"/><text x="{_n(ex)}" y="{_n(ey + 4)}" text-anchor="middle" '
+           f'style="fill:{colour};font-weight:700">{mark}</text><title>{esc(f"{label}: {words} at {seconds(t_end)}")}'
+           "</title></g>")  # fmt: skip
+    yield "</g>"
+
+
+# -- the hold table ----------------------------------------------------------------------------
+
+
+def _holds(reports: Sequence[Report]) -> Iterator[str]:
+    if len(reports) != 2:
+        return
+    yield "<h2>What the hop between A and B held</h2>"
+    a, b = reports[0].analysis, reports[1].analysis
+    try:
+        td = diff_timing(a, b)
+    except SSEInspectError as exc:
+        yield f'<p class="note" id="holds-skipped">No hold table: {esc(exc.message)}</p>'
+        return
+    shortest = min(len(a.events), len(b.events))
+    if len(td.matched) * 2 < shortest:
+        yield (f'<p class="note" id="holds-skipped">No hold table: A and B share only {len(td.matched)} of '
+               f"{shortest} events, so they are not two recordings of one stream.</p>")  # fmt: skip
+        return
+    yield f'<p class="verdict {"ok" if td.identical else "warning"}">{esc(td.summary)}</p>'
+    yield from _hold_table(td)
+
+
+def _hold_table(td: TimingDiff) -> Iterator[str]:
+    held = {id(d) for d in td.held}
+    opened = " open" if len(td.matched) <= 100 else ""
+    yield f"<details{opened}><summary>{len(td.matched)} events on both sides, {len(held)} held</summary>"
+    yield ('<table class="holds"><tr><th class="n">A #</th><th class="n">B #</th><th>type</th><th class="n">t in A</th>'
+           '<th class="n">t in B</th><th class="n">delay</th><th class="n">hold</th></tr>')  # fmt: skip
+    for d in td.matched:
+        cls = ' class="held"' if id(d) in held else ""
+        yield (f'<tr{cls}><td class="n">{d.a.index}</td><td class="n">{d.b.index}</td><td class="mono">{esc(d.a.type)}'
+               f'</td><td class="n">{seconds(d.t_a)}</td><td class="n">{seconds(d.t_b)}</td>'
+               f'<td class="n">{seconds(d.delay)}</td><td class="n">{seconds(d.hold)}</td></tr>')  # fmt: skip
+    yield "</table></details>"
+    if td.only_a or td.only_b:
+        yield f'<p class="dim">{len(td.only_a)} event(s) only in A, {len(td.only_b)} only in B.</p>'
+
+
+# -- one capture -------------------------------------------------------------------------------
+
+
+def _capture_section(r: Report, i: int) -> Iterator[str]:
+    a = r.analysis
+    c = a.capture
+    yield f'<section class="capture" id="capture-{i}" data-capture="{i}">'
+    yield f'<h2><span class="swatch" style="background:{_colour(i)}"></span>{_label(i)} · {esc(_name(r, i))}</h2>'
+    yield _request_line(a)
+    if c.recorder:
+        when = f"recorded {c.recorded_at} · " if c.recorded_at else ""
+        yield f'<p class="meta">{esc(when + c.recorder)}</p>'
+    yield f'<p class="verdict {str(r.worst) if r.worst else "ok"}">{esc(r.verdict)}</p>'
+    yield _outcome(a)
+    yield '<div class="cols">'
+    yield from _headers(a)
+    yield _timing(a)
+    yield "</div>"
+    if r.findings:
+        yield "<h3>Findings</h3><ul class=\"findings\">"
+        for f in r.findings:
+            yield (f'<li class="finding" data-code="{esc(f.code)}"><span class="sev {f.severity!s}">{f.severity!s}</span> '
+                   f'<code>{esc(f.code)}</code> {esc(f.message)}<div class="fix">→ {esc(f.fix)}</div></li>')  # fmt: skip
+        yield "</ul>"
+    for s in r.skipped:
+        yield f'<p class="skipped">skipped {esc(", ".join(s.codes))}: {esc(s.reason)}</p>'
+    yield from _answer(a)
+    yield from _notices(a)
+    yield "</section>"
+
+
+def _request_line(a: Analysis) -> str:
+    c = a.capture
+    if c.request is None:
+        line = "<b>raw body</b>: no request, headers or timing"
+    else:
+        line = f"<b>{esc(c.request.method)}</b> <span class=\"mono\">{esc(c.request.url)}</span>"
+    if c.response is not None:
+        resp = c.response
+        ok = "ok" if 200 <= resp.status < 300 else "error"
+        line += (f' → <span class="{ok}">{resp.status} {esc(resp.reason)}</span> '
+                 f'<span class="dim">{esc(resp.http_version)}</span>')  # fmt: skip
+    return f'<p class="request">{line}</p>'
+
+
+def _outcome(a: Analysis) -> str:
+    ans = a.answer
+    state, words = end_state(a)
+    bits = [esc(ans.dialect)]
+    if ans.model:
+        bits.append(esc(ans.model))
+    if ans.end_marker is not None:
+        n = len(ans.end_marker_events)
+        seen = "seen" if n == 1 else f"seen {n} times" if n else "MISSING"
+        bits.append(f"end marker <code>{esc(ans.end_marker)}</code> {seen}")
+    if ans.finish_reason is not None:
+        bits.append(f"finish <code>{esc(ans.finish_reason)}</code>")
+    end = a.capture.end
+    bits.append("recording " + ("INCOMPLETE (no end line)" if end is None else esc(end.kind)))
+    if end is not None and end.error:
+        bits[-1] += f": {esc(end.error)}"
+    mark = "✔" if state == "complete" else "✘"
+    return f'<p class="outcome"><b class="{state}">{mark} {esc(words)}</b> · {" · ".join(bits)}</p>'
+
+
+def _headers(a: Analysis) -> Iterator[str]:
+    resp = a.capture.response
+    rows = [(n, v) for n, v in (resp.headers if resp else ()) if n.lower() in STREAMING_HEADERS]
+    if not rows:
+        return
+    yield "<table class=\"headers\"><tr><th colspan=\"2\">streaming headers</th></tr>"
+    yield from (f'<tr><td class="mono">{esc(n)}</td><td class="mono">{esc(v)}</td></tr>' for n, v in rows)
+    yield "</table>"
+
+
+def _timing(a: Analysis) -> str:
+    t = a.timing
+    wire = size(t.bytes) if t.bytes == t.decoded_bytes else f"{size(t.bytes)} ({size(t.decoded_bytes)} decoded)"
+    rows = [
+        ("chunks", str(t.chunks)),
+        ("bytes", wire),
+        ("events", f"{t.events} ({t.comments} comments)"),
+        ("text events", str(t.text_events)),
+    ]
+    if a.capture.timed:
+        gap = f"{seconds(t.max_gap)} (to t={seconds(t.max_gap_at)})" if t.max_gap is not None else "-"
+        rate = f"{t.tokens_per_s:.1f}/s" if t.tokens_per_s is not None else "-"
+        rows = [("first byte", seconds(t.ttfb)), ("first event", seconds(t.first_event)),
+                ("first token", seconds(t.first_token)), ("total", seconds(t.total)), ("longest gap", gap),
+                ("text events per s", rate), *rows]  # fmt: skip
+    else:
+        rows.append(("timing", "untimed: the source kept no per-chunk timing"))
+    body = "".join(f"<tr><th>{k}</th><td>{esc(v)}</td></tr>" for k, v in rows)
+    return f'<table class="timing">{body}</table>'
+
+
+def _answer(a: Analysis) -> Iterator[str]:
+    ans = a.answer
+    yield '<h3>Answer</h3><div class="answer">'
+    shown = False
+    for choice in ans.choices:
+        title = f"choice {choice.index}: " if len(ans.choices) > 1 else ""
+        for what, text in (("reasoning", choice.reasoning), ("tool plan", choice.plan)):
+            if text:
+                yield f'<details class="{what.replace(" ", "-")}"><summary>{title}{what}</summary><pre>{esc(text)}</pre></details>'
+        if choice.text:
+            yield f'<div class="text">{title and f"<b>{title}</b>"}<pre>{esc(choice.text)}</pre></div>'
+        if choice.refusal:
+            yield f'<div class="refusal warning">{title}refusal<pre>{esc(choice.refusal)}</pre></div>'
+        for call in choice.tool_calls:
+            bad = "" if call.arguments_valid_json else ' <span class="error">(arguments are not valid JSON)</span>'
+            yield (f'<div class="tool-call">{title}tool call <code>{esc(call.name)}</code>{bad}'
+                   f"<pre>{esc(call.arguments or '(no arguments)')}</pre></div>")  # fmt: skip
+        if choice.finish_reason is not None:
+            yield f'<p class="finish">{title}finish reason <code>{esc(choice.finish_reason)}</code></p>'
+        shown = shown or bool(choice.text or choice.refusal or choice.tool_calls or choice.reasoning or choice.plan)
+    if not shown:
+        yield '<p class="dim">(no answer text in this stream)</p>'
+    if ans.usage:
+        usage = ", ".join(f"{k}={v}" for k, v in ans.usage.items() if isinstance(v, int | float))
+        yield f'<p class="usage">usage <span class="mono">{esc(usage)}</span></p>'
+    yield "</div>"
+
+
+def _notices(a: Analysis) -> Iterator[str]:
+    lines = [*a.capture.warnings, *(f"{n.kind}: {n.message} (byte {n.offset})" for n in a.notices)]
+    lines += [f"in-band error at event #{e.event_index}: {e.message}" for e in a.answer.errors]
+    if lines:
+        yield "<h3>Notices</h3><ul class=\"notices\">"
+        yield from (f"<li>{esc(line)}</li>" for line in lines)
+        yield "</ul>"
