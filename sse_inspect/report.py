@@ -15,7 +15,6 @@ buffering bursts, `<rect class="silence">` long silences, `<line class="ttfb">` 
 from __future__ import annotations
 
 import html
-import math
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -23,8 +22,8 @@ from . import __version__
 from ._analysis import Analysis
 from ._diff import TimingDiff, diff_timing
 from ._errors import SSEInspectError
-from ._format import STREAMING_HEADERS, seconds, size, visible
-from .checks import Report
+from ._format import STREAMING_HEADERS, nice_scale, seconds, size, tick_label, visible
+from .checks import Report, Severity
 
 __all__ = ["CSP", "PALETTE", "bursts", "end_state", "esc", "html_report"]
 
@@ -53,12 +52,13 @@ th{font-weight:600}td.n,th.n{text-align:right}
 .verdict{font-weight:600}.dim,.meta,.skipped{color:#66707a}
 .findings{list-style:none;padding:0}.finding{margin:4px 0}.finding .sev{display:inline-block;width:64px;font-weight:600}
 .fix{color:#4a545e;margin-left:68px}
-.cols{display:flex;flex-wrap:wrap;gap:8px 48px}
+.cols{display:flex;flex-wrap:wrap;align-items:flex-start;gap:8px 48px}
 tr.held td{background:#fff4d6}
 svg text{font:12px system-ui,sans-serif;fill:#3b444d}svg .axis{stroke:#9aa4ae}svg .grid{stroke:#eceff2}
 svg .chunk,svg .tail{fill:none;stroke-width:2}svg .events{fill:none;stroke-width:1.2;stroke-dasharray:5 3}
 svg .hold{opacity:.10}svg .burst{opacity:.45}svg .silence{fill:#9aa4ae;opacity:.18}
 svg .ttfb,svg .first-token{stroke-width:1;stroke-dasharray:2 3}
+svg .ttfb-label,svg .first-token-label{paint-order:stroke;stroke:#fff;stroke-width:3px}
 """
 
 
@@ -99,6 +99,11 @@ def _colour(i: int) -> str:
     return PALETTE[i % len(PALETTE)]
 
 
+def _tone(r: Report) -> str:
+    """The verdict's CSS class: error, warning, or ok (info findings do not colour it)."""
+    return str(r.worst) if r.worst is not None and r.worst >= Severity.WARNING else "ok"
+
+
 def _timed(r: Report) -> bool:
     return r.analysis.capture.timed and all(c.t is not None for c in r.analysis.capture.chunks)
 
@@ -127,23 +132,15 @@ def html_report(reports: Sequence[Report], *, title: str = "sse-inspect report")
 def _summary(reports: Sequence[Report]) -> str:
     rows = []
     for i, r in enumerate(reports):
-        worst = str(r.worst) if r.worst else "ok"
         rows.append(
             f'<tr><td><span class="swatch" style="background:{_colour(i)}"></span><a href="#capture-{i}">'
             f"{_label(i)}</a></td><td class=\"mono\">{esc(_name(r, i))}</td><td>{esc(r.analysis.dialect)}</td>"
-            f'<td class="verdict {worst}">{esc(r.verdict)}</td></tr>'
+            f'<td class="verdict {_tone(r)}">{esc(r.verdict)}</td></tr>'
         )
     return f'<table class="summary"><tr><th></th><th>capture</th><th>dialect</th><th>verdict</th></tr>{"".join(rows)}</table>'
 
 
 # -- the arrival plot --------------------------------------------------------------------------
-
-
-def _nice_step(span: float, ticks: int) -> float:
-    """A 1, 2 or 5 times a power of ten step giving about `ticks` intervals over `span`."""
-    raw = span / ticks
-    power = 10 ** math.floor(math.log10(raw))
-    return next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
 
 
 def _n(v: float) -> str:
@@ -156,11 +153,9 @@ def _plot(reports: Sequence[Report]) -> Iterator[str]:
     if not timed:
         yield '<p class="untimed">No arrival plot: untimed capture(s), the source kept no per-chunk arrival times.</p>'
         return
-    t_end = max((r.analysis.capture.duration or 0.0) for _, r in timed) or 1.0
-    step = _nice_step(t_end, 8)
-    t_max = math.ceil(t_end / step - 1e-9) * step
-    b_max = max(r.analysis.timing.bytes for _, r in timed) or 1
-    e_max = max(r.analysis.timing.events for _, r in timed) or 1
+    t_step, t_max = nice_scale(max((r.analysis.capture.duration or 0.0) for _, r in timed), 8)
+    b_step, b_max = nice_scale(max(r.analysis.timing.bytes for _, r in timed), 4)
+    e_step, e_max = nice_scale(max(4, *(r.analysis.timing.events for _, r in timed)), 4)
 
     def x(t: float) -> float:
         return _LEFT + t / t_max * _PW
@@ -169,7 +164,7 @@ def _plot(reports: Sequence[Report]) -> Iterator[str]:
         f'<svg class="arrival" viewBox="0 0 {_W} {_H}" width="100%" role="img" '
         f'aria-label="cumulative bytes and events against time since the request">'
     )
-    yield from _axes(t_max, step, b_max, e_max, x)
+    yield from _axes(t_max, t_step, (b_max, b_step), (e_max, e_step), x)
     for i, r in timed:
         yield from _series(r, i, x, b_max, e_max)
     yield "</svg>"
@@ -186,18 +181,22 @@ def _plot(reports: Sequence[Report]) -> Iterator[str]:
     )
 
 
-def _axes(t_max: float, step: float, b_max: int, e_max: int, x: Callable[[float], float]) -> Iterator[str]:
+def _axes(t_max: float, t_step: float, b: tuple[float, float], e: tuple[float, float],
+          x: Callable[[float], float]) -> Iterator[str]:  # fmt: skip
+    """Grid, ticks and labels: time below, bytes left (with the grid), events right; b and e: (top, step)."""
     bottom, right = _TOP + _PH, _LEFT + _PW
-    ticks = round(t_max / step)
-    for k in range(ticks + 1):
-        t = k * step
+    for k in range(round(t_max / t_step) + 1):
+        t = k * t_step
         yield f'<line class="grid" x1="{_n(x(t))}" y1="{_TOP}" x2="{_n(x(t))}" y2="{bottom}"/>'
-        yield f'<text x="{_n(x(t))}" y="{bottom + 16}" text-anchor="middle">{esc(_tick_time(t, step))}</text>'
-    for k in range(5):
-        y = bottom - k / 4 * _PH
+        yield f'<text x="{_n(x(t))}" y="{bottom + 16}" text-anchor="middle">{esc(tick_label(t, t_step))}</text>'
+    (b_top, b_step), (e_top, e_step) = b, e
+    for k in range(round(b_top / b_step) + 1):
+        y = bottom - k * b_step / b_top * _PH
         yield f'<line class="grid" x1="{_LEFT}" y1="{_n(y)}" x2="{right}" y2="{_n(y)}"/>'
-        yield f'<text x="{_LEFT - 6}" y="{_n(y + 4)}" text-anchor="end">{esc(size(b_max * k / 4))}</text>'
-        yield f'<text x="{right + 6}" y="{_n(y + 4)}">{esc(_n(e_max * k / 4))}</text>'
+        yield f'<text x="{_LEFT - 6}" y="{_n(y + 4)}" text-anchor="end">{esc(size(k * b_step))}</text>'
+    for k in range(round(e_top / e_step) + 1):
+        y = bottom - k * e_step / e_top * _PH
+        yield f'<text x="{right + 6}" y="{_n(y + 4)}">{k * e_step:g}</text>'
     yield f'<line class="axis" x1="{_LEFT}" y1="{bottom}" x2="{right}" y2="{bottom}"/>'
     yield f'<line class="axis" x1="{_LEFT}" y1="{_TOP}" x2="{_LEFT}" y2="{bottom}"/>'
     yield f'<line class="axis" x1="{right}" y1="{_TOP}" x2="{right}" y2="{bottom}"/>'
@@ -206,13 +205,7 @@ def _axes(t_max: float, step: float, b_max: int, e_max: int, x: Callable[[float]
     yield f'<text x="{right}" y="{_TOP - 10}" text-anchor="middle">events</text>'
 
 
-def _tick_time(t: float, step: float) -> str:
-    if step < 1:
-        return f"{_n(t * 1000)} ms"
-    return f"{_n(t)} s"
-
-
-def _series(r: Report, i: int, x: Callable[[float], float], b_max: int, e_max: int) -> Iterator[str]:
+def _series(r: Report, i: int, x: Callable[[float], float], b_max: float, e_max: float) -> Iterator[str]:
     a = r.analysis
     c = a.capture
     colour, label = _colour(i), _label(i)
@@ -252,10 +245,14 @@ def _series(r: Report, i: int, x: Callable[[float], float], b_max: int, e_max: i
         yield f'<path class="tail" stroke="{colour}" d="M{_n(x(t_prev))} {_n(yb(total))}H{_n(x(t_end))}"/>'
     steps = "".join(f"H{_n(x(e.t or 0.0))}V{_n(ye(e.index + 1))}" for e in a.events)
     yield f'<path class="events" stroke="{colour}" d="M{_n(x(0))} {_n(ye(0))}{steps}"/>'
-    for cls, t, what in (("ttfb", a.timing.ttfb, "first byte"), ("first-token", a.timing.first_token, "first token")):
+    marks = (("ttfb", a.timing.ttfb, "first byte"), ("first-token", a.timing.first_token, "first token"))
+    for row, (cls, t, what) in enumerate(marks, start=2 * i):
         if t is not None:
+            tip = f"{label}: {what} {seconds(t)}"
+            anchor, dx = ("end", -3) if x(t) > _LEFT + _PW / 2 else ("start", 3)
             yield (f'<line class="{cls}" stroke="{colour}" x1="{_n(x(t))}" y1="{_TOP}" x2="{_n(x(t))}" y2="{bottom}">'
-                   f"<title>{esc(f'{label}: {what} at {seconds(t)}')}</title></line>")  # fmt: skip
+                   f'<title>{esc(tip)}</title></line><text class="{cls}-label" x="{_n(x(t) + dx)}" '
+                   f'y="{_TOP + 12 + 13 * row}" text-anchor="{anchor}" style="fill:{colour}">{esc(tip)}</text>')  # fmt: skip
     state, words = end_state(a)
     mark = "✔" if state == "complete" else "✘"
     ex, ey = x(t_end), yb(total)
@@ -290,7 +287,7 @@ def _holds(reports: Sequence[Report]) -> Iterator[str]:
 
 def _hold_table(td: TimingDiff) -> Iterator[str]:
     held = {id(d) for d in td.held}
-    opened = " open" if len(td.matched) <= 100 else ""
+    opened = ' open="open"' if len(td.matched) <= 100 else ""
     yield f"<details{opened}><summary>{len(td.matched)} events on both sides, {len(held)} held</summary>"
     yield ('<table class="holds"><tr><th class="n">A #</th><th class="n">B #</th><th>type</th><th class="n">t in A</th>'
            '<th class="n">t in B</th><th class="n">delay</th><th class="n">hold</th></tr>')  # fmt: skip
@@ -316,7 +313,7 @@ def _capture_section(r: Report, i: int) -> Iterator[str]:
     if c.recorder:
         when = f"recorded {c.recorded_at} · " if c.recorded_at else ""
         yield f'<p class="meta">{esc(when + c.recorder)}</p>'
-    yield f'<p class="verdict {str(r.worst) if r.worst else "ok"}">{esc(r.verdict)}</p>'
+    yield f'<p class="verdict {_tone(r)}">{esc(r.verdict)}</p>'
     yield _outcome(a)
     yield '<div class="cols">'
     yield from _headers(a)

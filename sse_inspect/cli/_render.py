@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from rich.console import Console, Group, RenderableType
+from collections.abc import Callable
+
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -10,10 +12,14 @@ from rich.text import Text
 from .._analysis import Analysis
 from .._capture import Capture
 from .._events import Event
-from .._format import STREAMING_HEADERS, seconds, visible
+from .._format import STREAMING_HEADERS, nice_scale, seconds, tick_label, visible
 from .._format import size as _size
+from ..checks import Report, run_checks
+from ..report import bursts
 
 _SPARK = " ▁▂▃▄▅▆▇█"
+_SCALE_WIDTH = 10
+"""Columns the timeline keeps right of its bars for the scale (" 999.9 KiB")."""
 
 
 def console(*, stderr: bool = False) -> Console:
@@ -86,26 +92,116 @@ def timing_table(a: Analysis) -> RenderableType:
     return table
 
 
-def timeline(a: Analysis, width: int = 60) -> Text:
-    """Bytes arriving per time slice, as one line of bars: silences and bursts at a glance."""
-    capture = a.capture
-    total = capture.duration
-    if not capture.chunks or not total:
+def timeline(a: Analysis, report: Report | None = None) -> RenderableType:
+    """The arrival timeline (see `Timeline`), with the bursts `report` found; a dim note when there is none."""
+    if not a.capture.timed:
+        return Text("no timeline: untimed capture", style="dim")
+    if not a.capture.chunks or not a.capture.duration:
         return Text("no timeline: nothing arrived", style="dim")
-    buckets = [0] * width
-    for c in capture.chunks:
-        i = min(width - 1, int((c.t or 0.0) / total * width))
-        buckets[i] += len(c.data)
-    top = max(buckets) or 1
-    bars = Text("│", style="dim")
-    for b in buckets:
-        if b == 0:
-            bars.append("·", style="dim")
-        else:
-            bars.append(_SPARK[max(1, round(b / top * 8))], style="magenta")
-    bars.append("│", style="dim")
-    bars.append(f" 0 … {seconds(total)}, {seconds(total / width)} per column", style="dim")
-    return bars
+    return Timeline(a, report)
+
+
+class Timeline:
+    """When the bytes arrived, in four lines as wide as the console:
+
+        │▂·▃·▂·▂····························███▂·▃·▂│ 1.2 KiB     bytes per column, and the tallest bar
+         │                    ────────────▲          ✔     first token, a burst after its silence, the end
+         0     500 ms     1000 ms     1500 ms      2.531 s  time since the request
+        ✔ data: [DONE] at 2.530 s · ▲ 40 events held 2.047 s · │ first token 400 ms · 38.6 ms per column
+
+    `·` is a column without a byte, `╌` a long silence. The bursts and long silences are those
+    `report` found. Off a terminal it prints as plain text.
+    """
+
+    def __init__(self, a: Analysis, report: Report | None = None) -> None:
+        self.a = a
+        self.bursts = bursts(report) if report is not None else []
+        self.silences = [f.evidence for f in report.findings if f.code == "long-silence"] if report is not None else []
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield from self.lines(options.max_width)
+
+    def lines(self, width: int) -> list[Text]:
+        capture = self.a.capture
+        total = capture.duration or 1.0
+        n = max(10, width - 2 - _SCALE_WIDTH)
+
+        def col(t: float) -> int:
+            return min(n - 1, max(0, int(t / total * n)))
+
+        buckets = [0] * n
+        for c in capture.chunks:
+            buckets[col(c.t or 0.0)] += len(c.data)
+        top = max(buckets) or 1
+        held = {i for b in self.bursts for i in range(col(b["t"]), col(b["t"] + b["span_ms"] / 1000) + 1)}
+        bars = Text.assemble(("│", "dim"))
+        for i, b in enumerate(buckets):
+            if b:
+                bars.append(_SPARK[max(1, round(b / top * 8))], style="bold yellow" if i in held else "magenta")
+            else:
+                bars.append("·", style="dim")
+        bars.append("│", style="dim")
+        bars.append(f" {_size(top)}", style="dim")
+        marks = [(" ", "")] * n
+        for gap in self.silences:
+            for i in range(col(gap["from"]) + 1, col(gap["to"])):
+                marks[i] = ("╌", "red")
+        for b in self.bursts:
+            at = col(b["t"])
+            for i in range(col(b["t"] - b["silence_s"]), at):
+                marks[i] = ("─", "yellow")
+            marks[at] = ("▲", "bold yellow")
+        first = self.a.timing.first_token
+        if first is not None and marks[col(first)][0] != "▲":
+            marks[col(first)] = ("│", "bold cyan")
+        end, end_words = self._end()
+        return [bars, Text.assemble(" ", *marks, end), self._axis(n, total, col), self._legend(n, total, end, end_words)]
+
+    def _end(self) -> tuple[tuple[str, str], str]:
+        """The end mark and its legend: the end marker seen, missing, or none in this dialect."""
+        ans = self.a.answer
+        if ans.end_marker is None:
+            return ("?", "dim"), f"no end marker in {ans.dialect}"
+        if not ans.end_marker_events:
+            return ("✘", "bold red"), f"no {visible(ans.end_marker)}"
+        t = self.a.events[ans.end_marker_events[0]].t
+        return ("✔", "bold green"), f"{visible(ans.end_marker)} at {seconds(t)}"
+
+    @staticmethod
+    def _axis(n: int, total: float, col: Callable[[float], int]) -> Text:
+        """Tick labels from 0, each starting at its column, and the total at the right end."""
+        step, _ = nice_scale(total, max(1, n // 12))
+        last = seconds(total)
+        right = n + 2 - len(last)
+        axis = [" "] * right
+        free = 1
+        k = 0
+        while k * step < total:
+            label = "0" if k == 0 else tick_label(k * step, step)
+            pos = 1 + col(k * step)
+            if pos >= free and pos + len(label) < right - 1:
+                axis[pos : pos + len(label)] = label
+                free = pos + len(label) + 2
+            k += 1
+        return Text("".join(axis) + last, style="dim")
+
+    def _legend(self, n: int, total: float, end: tuple[str, str], end_words: str) -> Text:
+        """What the marks say, most important first (cut with an ellipsis on a narrow console)."""
+        legend = Text.assemble(end, (f" {end_words}", "dim"), no_wrap=True, overflow="ellipsis")
+        if self.silences:
+            gap = max(self.silences, key=lambda g: g["gap_s"])
+            legend.append_text(Text.assemble((" · ", "dim"), ("╌", "red"), (f" silent {gap['gap_s']:.1f} s", "dim")))
+        if self.bursts:
+            big = max(self.bursts, key=lambda b: b["events"])
+            more = f" (+{len(self.bursts) - 1} more bursts)" if len(self.bursts) > 1 else ""
+            legend.append_text(Text.assemble((" · ", "dim"), ("▲", "bold yellow"),
+                                             (f" {big['events']} events held {seconds(big['silence_s'])}{more}", "dim")))  # fmt: skip
+        if self.a.timing.first_token is not None:
+            legend.append_text(Text.assemble((" · ", "dim"), ("│", "bold cyan"),
+                                             (f" first token {seconds(self.a.timing.first_token)}", "dim")))  # fmt: skip
+        per = total / n
+        legend.append(f" · {per * 1000:.3g} ms per column" if per < 1 else f" · {per:.3g} s per column", style="dim")
+        return legend
 
 
 def outcome(a: Analysis) -> Text:
@@ -189,7 +285,8 @@ def answer_view(a: Analysis) -> RenderableType:
     return Group(*parts)
 
 
-def show_view(a: Analysis) -> Group:
+def show_view(a: Analysis, report: Report | None = None) -> Group:
+    """Everything `show` prints before the findings; `report` (checked when not given) marks the timeline's bursts."""
     parts: list[RenderableType] = [request_line(a.capture)]
     if a.capture.recorder:
         when = f"recorded {a.capture.recorded_at} · " if a.capture.recorded_at else ""
@@ -199,7 +296,7 @@ def show_view(a: Analysis) -> Group:
         parts.append(headers)
     parts += [Text(""), timing_table(a)]
     if a.capture.timed:
-        parts.append(timeline(a))
+        parts.append(timeline(a, report if report is not None else run_checks(a)))
     parts += [Text(""), outcome(a)]
     note = notices(a)
     if note is not None:

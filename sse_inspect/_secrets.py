@@ -1,0 +1,207 @@
+"""Secrets in captures: find them (the `secret-in-capture` check) and take them out (`sse-inspect redact`).
+
+Beyond what the recorder redacts (credential headers, query parameters, URL passwords), a capture
+can leak an API key inside a body or an odd header: OpenAI `sk-...`, Anthropic `sk-ant-...`, Google
+`AIza...` keys and JWTs (`eyJ...`.`eyJ...`.`...`, bearer tokens). Those tokens become `[REDACTED]`.
+
+The body is redacted as one string, so a token split across chunks is found; the chunks are then cut
+again at the same places, a cut inside a token landing at the same distance into `[REDACTED]` (or at
+its end). Bytes outside the tokens, the number of chunks and their times never change.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass
+from urllib.parse import parse_qsl, urlsplit
+
+from ._capture import Capture, Chunk, Request
+from ._redact import REDACTED, Redactor
+
+__all__ = ["Leak", "Redactions", "find_secrets", "redact_capture", "redact_text"]
+
+_TOKEN = (
+    r"(?<![A-Za-z0-9_+/-])(?:sk-[A-Za-z0-9_-]{20,}|AIza[0-9A-Za-z_-]{35}"
+    r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})(?![A-Za-z0-9_-])"
+)
+"""A key or token standing on its own: not the middle of a longer word or of a base64 blob."""
+TOKEN = re.compile(_TOKEN)
+TOKEN_BYTES = re.compile(_TOKEN.encode())
+_REDACTED_BYTES = REDACTED.encode()
+
+
+def _kind(token: str | bytes) -> str:
+    head = token[:7] if isinstance(token, str) else token[:7].decode("ascii")
+    if head.startswith("sk-ant-"):
+        return "Anthropic key (sk-ant-...)"
+    if head.startswith("sk-"):
+        return "OpenAI-style key (sk-...)"
+    if head.startswith("AIza"):
+        return "Google API key (AIza...)"
+    return "JWT (eyJ...)"
+
+
+@dataclass(frozen=True, slots=True)
+class Leak:
+    """One secret found in a capture; never the secret itself."""
+
+    where: str
+    """e.g. "request header Authorization", "response body"."""
+    kind: str
+    offset: int | None = None
+    """Byte offset in the (content-decoded) response body, or character offset in the request body."""
+
+    def __str__(self) -> str:
+        at = f" at {'character' if self.where == 'request body' else 'byte'} {self.offset}" if self.offset is not None else ""
+        return f"{self.kind} in the {self.where}{at}"
+
+
+@dataclass(frozen=True, slots=True)
+class Redactions:
+    """What `redact_capture` replaced."""
+
+    headers: int = 0
+    url_parts: int = 0
+    tokens: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.headers + self.url_parts + self.tokens
+
+    def __str__(self) -> str:
+        if not self.total:
+            return "nothing to redact"
+        parts = [(self.headers, "header value(s)"), (self.url_parts, "URL part(s)"), (self.tokens, "token(s)")]
+        return ", ".join(f"{n} {what}" for n, what in parts if n) + " redacted"
+
+
+def redact_text(text: str) -> tuple[str, int]:
+    """`text` with every key or token replaced, and how many."""
+    return TOKEN.subn(REDACTED, text)
+
+
+def find_secrets(capture: Capture, body: bytes | None = None) -> list[Leak]:
+    """Every secret left in `capture`: unredacted credential headers, query parameters and URL passwords,
+    and tokens in the URL, any header, the request body or `body` (default: the capture's body)."""
+    leaks: list[Leak] = []
+    names = Redactor().headers
+    for side, message in (("request", capture.request), ("response", capture.response)):
+        if message is None:
+            continue
+        for name, value in message.headers:
+            if name.lower() in names and value.strip() and value != REDACTED:
+                leaks.append(Leak(f"{side} header {name}", "unredacted credential"))
+            elif match := TOKEN.search(value):
+                leaks.append(Leak(f"{side} header {name}", _kind(match.group())))
+    if capture.request is not None:
+        leaks += _url_leaks(capture.request.url)
+        leaks += [Leak("request body", _kind(m.group()), m.start()) for m in TOKEN.finditer(capture.request.body or "")]
+    body = capture.body if body is None else body
+    leaks += [Leak("response body", _kind(m.group()), m.start()) for m in TOKEN_BYTES.finditer(body)]
+    return leaks
+
+
+def _url_leaks(url: str) -> list[Leak]:
+    return _credential_url_leaks(url, Redactor()) + [Leak("request URL", _kind(m.group())) for m in TOKEN.finditer(url)]
+
+
+def _credential_url_leaks(url: str, redactor: Redactor) -> list[Leak]:
+    """Unredacted query parameters and password: what `Redactor.redact_url` replaces."""
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+    except ValueError:  # not a URL urllib can split: only its tokens are looked for
+        return []
+    leaks = [Leak("request URL", "unredacted password")] if password not in (None, "", REDACTED) else []
+    leaks += [
+        Leak(f"request URL parameter {name}", "unredacted credential")
+        for name, value in parse_qsl(parts.query, keep_blank_values=True)
+        if name.lower() in redactor.params and value and value != REDACTED
+    ]
+    return leaks
+
+
+def redact_capture(capture: Capture, redactor: Redactor | None = None) -> tuple[Capture, Redactions]:
+    """`capture` with its secrets replaced by `[REDACTED]`, and what was replaced.
+
+    A content-encoded body is searched decoded; when it holds a token it is stored decoded (its
+    chunks as they decoded, same times), without its Content-Encoding header, and the capture's
+    `decoded` extra key names the encoding it had on the wire.
+    """
+    redactor = redactor or Redactor()
+    counts = Redactions()
+    request, response = capture.request, capture.response
+    if request is not None:
+        request, counts = _redact_request(request, redactor, counts)
+    extra = capture.extra
+    chunks = capture.chunks
+    encoding = (capture.content_encoding or "identity").strip().lower()
+    if encoding != "identity" and response is not None:
+        from ._analysis import body_chunks  # the analysis builds on the capture model
+
+        decoded = tuple(body_chunks(capture))
+        if TOKEN_BYTES.search(b"".join(c.data for c in decoded)):
+            chunks = decoded
+            headers = tuple((k, v) for k, v in response.headers if k.lower() != "content-encoding")
+            response = dataclasses.replace(response, headers=headers)
+            extra = {**extra, "decoded": capture.content_encoding}
+    if response is not None:
+        headers, n, m = _redact_headers(response.headers, redactor)
+        response = dataclasses.replace(response, headers=headers)
+        counts = dataclasses.replace(counts, headers=counts.headers + n, tokens=counts.tokens + m)
+    chunks, n = _redact_chunks(chunks)
+    counts = dataclasses.replace(counts, tokens=counts.tokens + n)
+    if not counts.total:
+        return capture, counts
+    return dataclasses.replace(capture, request=request, response=response, chunks=chunks, extra=extra), counts
+
+
+def _redact_headers(headers: tuple[tuple[str, str], ...], redactor: Redactor) -> tuple[tuple[tuple[str, str], ...], int, int]:
+    named = redactor.redact_headers(headers)
+    changed = sum(a != b for a, b in zip(headers, named, strict=True))
+    out, tokens = [], 0
+    for name, value in named:
+        value, n = redact_text(value)
+        out.append((name, value))
+        tokens += n
+    return tuple(out), changed, tokens
+
+
+def _redact_request(request: Request, redactor: Redactor, counts: Redactions) -> tuple[Request, Redactions]:
+    headers, n_headers, n_tokens = _redact_headers(request.headers, redactor)
+    url = redactor.redact_url(request.url) if _credential_url_leaks(request.url, redactor) else request.url
+    url_parts = int(url != request.url)
+    url, n = redact_text(url)
+    n_tokens += n
+    body = request.body
+    if body is not None:
+        body, n = redact_text(body)
+        n_tokens += n
+    counts = Redactions(counts.headers + n_headers, counts.url_parts + url_parts, counts.tokens + n_tokens)
+    return dataclasses.replace(request, headers=headers, url=url, body=body), counts
+
+
+def _redact_chunks(chunks: tuple[Chunk, ...]) -> tuple[tuple[Chunk, ...], int]:
+    body = b"".join(c.data for c in chunks)
+    spans = [m.span() for m in TOKEN_BYTES.finditer(body)]
+    if not spans:
+        return chunks, 0
+    new_body = TOKEN_BYTES.sub(_REDACTED_BYTES, body)
+    out, start, end, shift = [], 0, 0, 0
+    pending = iter(spans)
+    span = next(pending, None)
+    for chunk in chunks:
+        end += len(chunk.data)
+        # advance over the tokens wholly before this cut, adding up how much each shortened the body
+        while span is not None and span[1] <= end:
+            shift += len(_REDACTED_BYTES) - (span[1] - span[0])
+            span = next(pending, None)
+        if span is not None and span[0] < end:  # the cut falls inside a token
+            cut = span[0] + shift + min(end - span[0], len(_REDACTED_BYTES))
+        else:
+            cut = end + shift
+        out.append(Chunk(chunk.t, new_body[start:cut]))
+        start = cut
+    return tuple(out), len(spans)
+
