@@ -7,7 +7,8 @@
 
 A file cut off while recording (no end line) loads with every chunk that was written; a
 half-written last line is dropped with a warning. Unknown keys are kept in `extra`.
-Any other file is read as a raw response body: one chunk, no headers, no timing.
+A HAR, curl trace or mitmproxy flow file is imported (`interop`); any other file is read as a
+raw response body: one chunk, no headers, no timing.
 `load_capture` is the one function here that touches the file system.
 """
 
@@ -258,12 +259,14 @@ def load_capture(path: str | os.PathLike[str]) -> Capture:
 
 
 def parse_capture(data: bytes, *, path: str | None = None) -> Capture:
-    """A capture from the bytes of a capture file or of a raw body."""
+    """A capture from the bytes of a capture file, of a file `interop` imports, or of a raw body."""
     first, _, _ = data.partition(b"\n")
     stripped = first.lstrip()
     if stripped.startswith(b"{") and b'"format"' in first:
         return _parse_jsonl(data, path)
-    return _parse_raw(data, path)
+    from .interop import sniff  # HAR, curl trace, mitmproxy flows: they build on this module
+
+    return sniff(data, path) or _parse_raw(data, path)
 
 
 def _parse_raw(data: bytes, path: str | None) -> Capture:

@@ -6,7 +6,8 @@ can leak an API key inside a body or an odd header: OpenAI `sk-...`, Anthropic `
 
 The body is redacted as one string, so a token split across chunks is found; the chunks are then cut
 again at the same places, a cut inside a token landing at the same distance into `[REDACTED]` (or at
-its end). Bytes outside the tokens, the number of chunks and their times never change.
+its end). Bytes outside the tokens, the number of chunks and their times never change (a compressed
+body with a token in it is the exception: see `redact_capture`).
 """
 
 from __future__ import annotations
@@ -17,15 +18,16 @@ from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlsplit
 
 from ._capture import Capture, Chunk, Request
+from ._events import Notice
 from ._redact import REDACTED, Redactor
 
 __all__ = ["Leak", "Redactions", "find_secrets", "redact_capture", "redact_text"]
 
 _TOKEN = (
-    r"(?<![A-Za-z0-9_+/-])(?:sk-[A-Za-z0-9_-]{20,}|AIza[0-9A-Za-z_-]{35}"
-    r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})(?![A-Za-z0-9_-])"
+    r"(?:(?<![A-Za-z0-9_-])(?:sk-[A-Za-z0-9_-]{20,}|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})"
+    r"|(?<![A-Za-z0-9_+/-])AIza[0-9A-Za-z_-]{35})(?![A-Za-z0-9_-])"
 )
-"""A key or token standing on its own: not the middle of a longer word or of a base64 blob."""
+"""A key or token standing on its own: not the middle of a longer word, nor (AIza) of a base64 blob."""
 TOKEN = re.compile(_TOKEN)
 TOKEN_BYTES = re.compile(_TOKEN.encode())
 _REDACTED_BYTES = REDACTED.encode()
@@ -53,7 +55,11 @@ class Leak:
     """Byte offset in the (content-decoded) response body, or character offset in the request body."""
 
     def __str__(self) -> str:
-        at = f" at {'character' if self.where == 'request body' else 'byte'} {self.offset}" if self.offset is not None else ""
+        at = (
+            f" at {'character' if self.where == 'request body' else 'byte'} {self.offset}"
+            if self.offset is not None
+            else ""
+        )
         return f"{self.kind} in the {self.where}{at}"
 
 
@@ -68,6 +74,9 @@ class Redactions:
     @property
     def total(self) -> int:
         return self.headers + self.url_parts + self.tokens
+
+    def __add__(self, other: Redactions) -> Redactions:
+        return Redactions(self.headers + other.headers, self.url_parts + other.url_parts, self.tokens + other.tokens)
 
     def __str__(self) -> str:
         if not self.total:
@@ -133,15 +142,16 @@ def redact_capture(capture: Capture, redactor: Redactor | None = None) -> tuple[
     counts = Redactions()
     request, response = capture.request, capture.response
     if request is not None:
-        request, counts = _redact_request(request, redactor, counts)
+        request, counts = _redact_request(request, redactor)
     extra = capture.extra
     chunks = capture.chunks
     encoding = (capture.content_encoding or "identity").strip().lower()
     if encoding != "identity" and response is not None:
         from ._analysis import body_chunks  # the analysis builds on the capture model
 
-        decoded = tuple(body_chunks(capture))
-        if TOKEN_BYTES.search(b"".join(c.data for c in decoded)):
+        notices: list[Notice] = []
+        decoded = tuple(body_chunks(capture, notices))
+        if not notices and TOKEN_BYTES.search(b"".join(c.data for c in decoded)):
             chunks = decoded
             headers = tuple((k, v) for k, v in response.headers if k.lower() != "content-encoding")
             response = dataclasses.replace(response, headers=headers)
@@ -149,15 +159,17 @@ def redact_capture(capture: Capture, redactor: Redactor | None = None) -> tuple[
     if response is not None:
         headers, n, m = _redact_headers(response.headers, redactor)
         response = dataclasses.replace(response, headers=headers)
-        counts = dataclasses.replace(counts, headers=counts.headers + n, tokens=counts.tokens + m)
+        counts += Redactions(headers=n, tokens=m)
     chunks, n = _redact_chunks(chunks)
-    counts = dataclasses.replace(counts, tokens=counts.tokens + n)
+    counts += Redactions(tokens=n)
     if not counts.total:
         return capture, counts
     return dataclasses.replace(capture, request=request, response=response, chunks=chunks, extra=extra), counts
 
 
-def _redact_headers(headers: tuple[tuple[str, str], ...], redactor: Redactor) -> tuple[tuple[tuple[str, str], ...], int, int]:
+def _redact_headers(
+    headers: tuple[tuple[str, str], ...], redactor: Redactor
+) -> tuple[tuple[tuple[str, str], ...], int, int]:
     named = redactor.redact_headers(headers)
     changed = sum(a != b for a, b in zip(headers, named, strict=True))
     out, tokens = [], 0
@@ -168,18 +180,17 @@ def _redact_headers(headers: tuple[tuple[str, str], ...], redactor: Redactor) ->
     return tuple(out), changed, tokens
 
 
-def _redact_request(request: Request, redactor: Redactor, counts: Redactions) -> tuple[Request, Redactions]:
+def _redact_request(request: Request, redactor: Redactor) -> tuple[Request, Redactions]:
     headers, n_headers, n_tokens = _redact_headers(request.headers, redactor)
-    url = redactor.redact_url(request.url) if _credential_url_leaks(request.url, redactor) else request.url
-    url_parts = int(url != request.url)
+    url_parts = len(_credential_url_leaks(request.url, redactor))
+    url = redactor.redact_url(request.url) if url_parts else request.url
     url, n = redact_text(url)
     n_tokens += n
     body = request.body
     if body is not None:
         body, n = redact_text(body)
         n_tokens += n
-    counts = Redactions(counts.headers + n_headers, counts.url_parts + url_parts, counts.tokens + n_tokens)
-    return dataclasses.replace(request, headers=headers, url=url, body=body), counts
+    return dataclasses.replace(request, headers=headers, url=url, body=body), Redactions(n_headers, url_parts, n_tokens)
 
 
 def _redact_chunks(chunks: tuple[Chunk, ...]) -> tuple[tuple[Chunk, ...], int]:
@@ -204,4 +215,3 @@ def _redact_chunks(chunks: tuple[Chunk, ...]) -> tuple[tuple[Chunk, ...], int]:
         out.append(Chunk(chunk.t, new_body[start:cut]))
         start = cut
     return tuple(out), len(spans)
-

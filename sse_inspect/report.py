@@ -53,7 +53,7 @@ th{font-weight:600}td.n,th.n{text-align:right}
 .findings{list-style:none;padding:0}.finding{margin:4px 0}.finding .sev{display:inline-block;width:64px;font-weight:600}
 .fix{color:#4a545e;margin-left:68px}
 .cols{display:flex;flex-wrap:wrap;align-items:flex-start;gap:8px 48px}
-tr.held td{background:#fff4d6}
+tr.held td{background:#fff4d6}.summary td:nth-child(-n+3){white-space:nowrap}
 svg text{font:12px system-ui,sans-serif;fill:#3b444d}svg .axis{stroke:#9aa4ae}svg .grid{stroke:#eceff2}
 svg .chunk,svg .tail{fill:none;stroke-width:2}svg .events{fill:none;stroke-width:1.2;stroke-dasharray:5 3}
 svg .hold{opacity:.10}svg .burst{opacity:.45}svg .silence{fill:#9aa4ae;opacity:.18}
@@ -122,8 +122,10 @@ def html_report(reports: Sequence[Report], *, title: str = "sse-inspect report")
         *_plot(reports),
         *_holds(reports),
         *(line for i, r in enumerate(reports) for line in _capture_section(r, i)),
-        f'<p class="dim">Made by sse-inspect {esc(__version__)}: one self-contained file, no script, no network. '
-        "Times count from when the request was sent.</p>",
+        (
+            f'<p class="dim">Made by sse-inspect {esc(__version__)}: one self-contained file, no script, no network; '
+            "times count from when the request was sent.</p>"
+        ),
         "</body></html>",
     ]
     return "\n".join(parts) + "\n"
@@ -134,7 +136,7 @@ def _summary(reports: Sequence[Report]) -> str:
     for i, r in enumerate(reports):
         rows.append(
             f'<tr><td><span class="swatch" style="background:{_colour(i)}"></span><a href="#capture-{i}">'
-            f"{_label(i)}</a></td><td class=\"mono\">{esc(_name(r, i))}</td><td>{esc(r.analysis.dialect)}</td>"
+            f'{_label(i)}</a></td><td class="mono">{esc(_name(r, i))}</td><td>{esc(r.analysis.dialect)}</td>'
             f'<td class="verdict {_tone(r)}">{esc(r.verdict)}</td></tr>'
         )
     return f'<table class="summary"><tr><th></th><th>capture</th><th>dialect</th><th>verdict</th></tr>{"".join(rows)}</table>'
@@ -320,7 +322,7 @@ def _capture_section(r: Report, i: int) -> Iterator[str]:
     yield _timing(a)
     yield "</div>"
     if r.findings:
-        yield "<h3>Findings</h3><ul class=\"findings\">"
+        yield '<h3>Findings</h3><ul class="findings">'
         for f in r.findings:
             yield (f'<li class="finding" data-code="{esc(f.code)}"><span class="sev {f.severity!s}">{f.severity!s}</span> '
                    f'<code>{esc(f.code)}</code> {esc(f.message)}<div class="fix">→ {esc(f.fix)}</div></li>')  # fmt: skip
@@ -337,7 +339,7 @@ def _request_line(a: Analysis) -> str:
     if c.request is None:
         line = "<b>raw body</b>: no request, headers or timing"
     else:
-        line = f"<b>{esc(c.request.method)}</b> <span class=\"mono\">{esc(c.request.url)}</span>"
+        line = f'<b>{esc(c.request.method)}</b> <span class="mono">{esc(c.request.url)}</span>'
     if c.response is not None:
         resp = c.response
         ok = "ok" if 200 <= resp.status < 300 else "error"
@@ -371,7 +373,7 @@ def _headers(a: Analysis) -> Iterator[str]:
     rows = [(n, v) for n, v in (resp.headers if resp else ()) if n.lower() in STREAMING_HEADERS]
     if not rows:
         return
-    yield "<table class=\"headers\"><tr><th colspan=\"2\">streaming headers</th></tr>"
+    yield '<table class="headers"><tr><th colspan="2">streaming headers</th></tr>'
     yield from (f'<tr><td class="mono">{esc(n)}</td><td class="mono">{esc(v)}</td></tr>' for n, v in rows)
     yield "</table>"
 
@@ -429,6 +431,6 @@ def _notices(a: Analysis) -> Iterator[str]:
     lines = [*a.capture.warnings, *(f"{n.kind}: {n.message} (byte {n.offset})" for n in a.notices)]
     lines += [f"in-band error at event #{e.event_index}: {e.message}" for e in a.answer.errors]
     if lines:
-        yield "<h3>Notices</h3><ul class=\"notices\">"
+        yield '<h3>Notices</h3><ul class="notices">'
         yield from (f"<li>{esc(line)}</li>" for line in lines)
         yield "</ul>"

@@ -150,12 +150,13 @@ StartProxy = Callable[..., Proxy]
 
 @pytest.fixture
 def start_proxy(tmp_path: Path) -> Iterator[StartProxy]:
-    """Factory: `start_proxy(mode="regular", *, addon=True, **options) -> Proxy`."""
+    """Factory: `start_proxy(mode="regular", *, addon=True, extra_args=(), **options) -> Proxy`;
+    `extra_args` go to mitmdump as they are (e.g. `["-w", path]`), with or without the addon."""
     if not MITMDUMP.exists():
         pytest.skip(f"no mitmdump next to {sys.executable}")
     started: list[Proxy] = []
 
-    def start(mode: str = "regular", *, addon: bool = True, **options: OptionValue) -> Proxy:
+    def start(mode: str = "regular", *, addon: bool = True, extra_args: Sequence[str] = (), **options: OptionValue) -> Proxy:
         home = tmp_path / f"mitmdump-{len(started)}"
         home.mkdir()
         options = {"sse_capture_dir": str(tmp_path / "caps"), **options}
@@ -164,6 +165,7 @@ def start_proxy(tmp_path: Path) -> Iterator[StartProxy]:
         args += ["--set", f"confdir={home / 'conf'}"]
         if addon:
             args += ["-s", str(ADDON), *_set_args(options)]
+        args += extra_args
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
         with log_path.open("wb") as log:
             process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env)

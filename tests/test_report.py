@@ -10,6 +10,7 @@ import dataclasses
 import os
 import re
 import shutil
+import signal
 import struct
 import subprocess
 import xml.etree.ElementTree as ET
@@ -213,19 +214,23 @@ def test_two_recordings_of_one_stream_get_a_hold_table() -> None:
     rows = list(table.iter("tr"))[1:]
     td = diff_timing(analyze(a), analyze(b))
     assert len(rows) == len(td.matched) == 40
-    assert len([r for r in rows if r.get("class") == "held"]) == len(td.held) == 19
-    assert "held 19 events" in "".join(root.itertext())
+    held = [r for r in rows if r.get("class") == "held"]
+    assert len(held) == len(td.held) == 17  # of the 20 kept back, the last 3 waited less than 100 ms
+    assert f"held 17 events up to {td.max_hold.hold:.3f} s" in "".join(root.itertext())
 
 
-@pytest.mark.parametrize(
-    ("other", "reason"),
-    [
-        (lambda: T.slow_model(), "share only"),
-        (lambda: capture_from_body(b"".join(T.openai_events(39))), "untimed"),
-    ],
-)
-def test_the_hold_table_is_skipped_for_other_pairs(other, reason: str) -> None:  # type: ignore[no-untyped-def]
-    root = tree(page(held_pair()[0], other()))
+OTHER_STREAMS = {
+    "share only 1 of 31 events": lambda: T.paced(
+        [T.sse({"choices": [{"index": 0, "delta": {"content": f"x{i}"}}]}) for i in range(30)] + [T.sse("[DONE]")]
+    ),
+    "share no event": T.anthropic_paced,
+    "untimed": lambda: capture_from_body(b"".join(T.openai_events(39))),
+}
+
+
+@pytest.mark.parametrize("reason", list(OTHER_STREAMS))
+def test_the_hold_table_is_skipped_for_other_pairs(reason: str) -> None:
+    root = tree(page(held_pair()[0], OTHER_STREAMS[reason]()))
     assert not by_class(root, "table", "holds")
     note = root.find(".//p[@id='holds-skipped']")
     assert note is not None and reason in "".join(note.itertext())
@@ -304,6 +309,7 @@ FLAGS = (
     "--disable-sync",
     "--hide-scrollbars",
 )
+BROWSER_TIMEOUT = 60
 _CONSOLE = re.compile(r":CONSOLE[:(\]]")
 
 
@@ -312,7 +318,9 @@ def chromium() -> str:
     path = shutil.which("chromium") or shutil.which("chromium-browser")
     if path is None:
         if os.environ.get("CI"):
-            pytest.fail("chromium is not installed, and CI is set: the browser tests must run (apt-get install chromium)")
+            pytest.fail(
+                "chromium is not installed, and CI is set: the browser tests must run (apt-get install chromium)"
+            )
         pytest.skip("chromium is not installed (apt-get install chromium); with CI set this fails instead")
     return path
 
@@ -324,9 +332,15 @@ def browse(chromium: str, tmp_path: Path, html: str, *args: str) -> subprocess.C
     profile = tmp_path / "profile"
     cmd = [chromium, *FLAGS, f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0", *args,
            page_path.as_uri()]  # fmt: skip
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=BROWSER_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)  # chromium's own helper processes too
+        proc.communicate()
+        pytest.fail(f"chromium did not finish within {BROWSER_TIMEOUT} s")
+    assert proc.returncode == 0, err[-2000:]
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
 def console_messages(stderr: str) -> list[str]:
@@ -368,8 +382,9 @@ def test_a_hostile_capture_stays_inert_in_chromium(chromium: str, tmp_path: Path
     html = page(hostile_capture())
     done = browse(chromium, tmp_path, html, "--dump-dom")
     assert console_messages(done.stderr) == []
-    assert "data-pwned" not in done.stdout
     dom = tags(done.stdout)
+    body = next(attrs for tag, attrs in dom.tags if tag == "body")
+    assert body == {"data-captures": "1"} and 'data-pwned="' not in done.stdout
     assert not {t for t, _ in dom.tags} & {"script", "img", "iframe"}
     assert "&lt;script&gt;document.body" in done.stdout  # shown as text
 
@@ -382,6 +397,6 @@ def test_escaping_alone_keeps_it_inert_without_the_csp(chromium: str, tmp_path: 
     control = "<script>document.body.setAttribute('data-control','1')</script></body>"
     done = browse(chromium, tmp_path, html.replace(meta, "").replace("</body>", control), "--dump-dom")
     assert 'data-control="1"' in done.stdout
-    assert "data-pwned" not in done.stdout
+    assert 'data-pwned="' not in done.stdout
     assert [t for t, _ in tags(done.stdout).tags if t in ("script", "img")] == ["script"]  # the control only
     assert console_messages(done.stderr) == []

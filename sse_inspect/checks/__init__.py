@@ -1,7 +1,8 @@
 """`run_checks(analysis) -> Report`: findings with evidence, what was skipped and why, and a verdict.
 
-Four families, one module each: framing (the bytes), lifecycle (markers, payloads, errors),
-headers (status and streaming headers) and timing (bursts, flushes, silences). A check
+Five families, one module each: framing (the bytes), lifecycle (markers, payloads, errors),
+headers (status and streaming headers), timing (bursts, flushes, silences) and hygiene (secrets
+left in the capture, checked on every capture). A check
 that lacks what it needs (headers of a raw body, times of an untimed capture) is reported
 as skipped, never passed in silence.
 """
@@ -17,6 +18,7 @@ from ._context import Context
 from ._model import CODES, Code, Finding, Severity, Skipped, Thresholds, parse_threshold
 from .framing import check_framing
 from .headers import check_headers
+from .hygiene import check_hygiene
 from .lifecycle import check_lifecycle
 from .timing import check_timing
 
@@ -101,6 +103,7 @@ def run_checks(
         # nginx strips X-Accel-Buffering on its way to the client, so a fixed stream can never show
         # the header: advise it only where the timing shows buffering, or cannot tell.
         findings = [f for f in findings if f.code != "x-accel-buffering"]
+    findings += check_hygiene(ctx)
     findings = [f for f in findings if (select is None or f.code in select) and f.code not in ignore]
     findings.sort(key=lambda f: (-f.severity, f.t if f.t is not None else -1.0))
     return Report(
@@ -125,6 +128,7 @@ def _verdict(a: Analysis, findings: list[Finding]) -> str:
         ("missing-end-marker", "CUT"),
         ("invalid-json", "BROKEN"),
         ("long-silence", "AT RISK"),
+        ("secret-in-capture", "LEAKS A SECRET"),
     ):
         if code in by_code:
             return f"{word}: {by_code[code].message}"

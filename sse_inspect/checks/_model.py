@@ -115,6 +115,9 @@ CODES: dict[str, Code] = _codes(
     Code("ignored-fields", _I, "framing", "clients ignore fields other than data, event, id and retry"),
     Code("recording-incomplete", _W, "lifecycle",
          "the capture has no end line: the recorder stopped (crash, kill) before the stream ended"),
+    Code("secret-in-capture", _E, "hygiene",
+         "a credential or API key is written in the capture: run `sse-inspect redact --in-place` on it and "
+         "rotate the key if the file was shared or committed"),
 )  # fmt: skip
 
 

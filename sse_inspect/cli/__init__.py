@@ -8,18 +8,17 @@ from __future__ import annotations
 import sys
 
 import click
-from rich.text import Text
 
 from .. import __version__
 from .._analysis import analyze
 from .._capture import load_capture
 from .._events import Comment, Event
 from .._rechunk import RechunkSpec
-from ..checks import run_checks
 from . import _json, _render
 from ._params import capture_argument, dialect_option, input_errors, json_option, rechunk_option
-from ._check import check, findings_view, report_json
+from ._check import check, print_show
 from ._diff import diff
+from ._interop import export_command, import_command, redact
 from ._record import fetch, record
 from ._replay import replay, serve
 from ._report import report
@@ -44,16 +43,7 @@ def cli() -> None:
 @input_errors
 def show(capture: str, dialect: str | None, rechunk: RechunkSpec | None) -> None:
     """The main view: request, streaming headers, timing, timeline, how it ended, the answer."""
-    analysis = analyze(load_capture(capture), rechunk=rechunk, dialect=dialect)
-    console = _render.console()
-    console.print(_render.show_view(analysis))
-    report = report_json(run_checks(analysis), capture)
-    console.print()
-    worst = report["worst"]
-    style = "bold red" if worst == "error" else "bold yellow" if worst == "warning" else "bold green"
-    console.print(_render.safe(report["verdict"], newlines=False, style=style))
-    if report["findings"]:
-        console.print(findings_view(report["findings"]))
+    print_show(analyze(load_capture(capture), rechunk=rechunk, dialect=dialect), capture)
 
 
 @cli.command()
@@ -129,6 +119,9 @@ cli.add_command(record)
 cli.add_command(replay)
 cli.add_command(serve)
 cli.add_command(fetch)
+cli.add_command(import_command)
+cli.add_command(export_command)
+cli.add_command(redact)
 cli.add_command(report)
 
 

@@ -16,7 +16,7 @@ from rich.progress import Progress
 from rich.table import Table
 from rich.text import Text
 
-from .._analysis import analyze
+from .._analysis import Analysis, analyze
 from .._capture import load_capture
 from .._errors import SSEInspectError
 from ..checks import Report, Severity, Thresholds, parse_codes, parse_threshold, run_checks
@@ -24,7 +24,7 @@ from . import _render
 from ._json import dumps
 from ._params import InputError, dialect_option, input_errors, json_option
 
-__all__ = ["check", "findings_view", "report_json"]
+__all__ = ["check", "findings_view", "print_show", "report_json"]
 
 FAIL_ON = {"error": Severity.ERROR, "warning": Severity.WARNING, "info": Severity.INFO, "never": None}
 PARALLEL_FROM = 4
@@ -208,3 +208,16 @@ def summary_table(results: list[dict[str, Any]]) -> Table:
                       str(counts["error"]), str(counts["warning"]), str(counts["info"]))  # fmt: skip
     return table
 
+
+def print_show(analysis: Analysis, path: str) -> None:
+    """`show`'s view: the capture, its timeline and answer, then the verdict and the findings with their fixes."""
+    checked = run_checks(analysis)
+    console = _render.console()
+    console.print(_render.show_view(analysis, checked))
+    report = report_json(checked, path)
+    console.print()
+    worst = report["worst"]
+    style = "bold red" if worst == "error" else "bold yellow" if worst == "warning" else "bold green"
+    console.print(_render.safe(report["verdict"], newlines=False, style=style))
+    if report["findings"]:
+        console.print(findings_view(report["findings"]))

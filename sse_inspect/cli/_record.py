@@ -13,6 +13,7 @@ from .._analysis import analyze
 from .._capture import load_capture
 from .._redact import Redactor
 from . import _render
+from ._check import print_show
 from ._params import InputError, input_errors
 
 INSTALL_HINT = "recording needs mitmproxy and httpx: pip install 'sse-inspect[record]'"
@@ -160,7 +161,7 @@ def fetch(
         return
     if live:
         sys.stderr.write("\r\x1b[K")
-    _render.console().print(_render.show_view(analyze(load_capture(path))))
+    print_show(analyze(load_capture(path)), str(path))
     err.print(f"capture written to {path}")
 
 

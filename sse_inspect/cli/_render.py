@@ -14,7 +14,7 @@ from .._capture import Capture
 from .._events import Event
 from .._format import STREAMING_HEADERS, nice_scale, seconds, tick_label, visible
 from .._format import size as _size
-from ..checks import Report, run_checks
+from ..checks import Report
 from ..report import bursts
 
 _SPARK = " ▁▂▃▄▅▆▇█"
@@ -104,10 +104,10 @@ def timeline(a: Analysis, report: Report | None = None) -> RenderableType:
 class Timeline:
     """When the bytes arrived, in four lines as wide as the console:
 
-        │▂·▃·▂·▂····························███▂·▃·▂│ 1.2 KiB     bytes per column, and the tallest bar
-         │                    ────────────▲          ✔     first token, a burst after its silence, the end
-         0     500 ms     1000 ms     1500 ms      2.531 s  time since the request
-        ✔ data: [DONE] at 2.530 s · ▲ 40 events held 2.047 s · │ first token 400 ms · 38.6 ms per column
+        │···▁▁▁▁▁▁▁▁▁▁▁▁▁▁▁▁▁▁················█▁▁▁▁▁▁▁▁▁▁▁▁▁▁▁▁▁▁▁▁│ 3895 B   bytes per column; the tallest bar
+            │                ─────────────────▲                    ✔         first token, a held burst, the end
+         0               2 s              4 s                6.916 s         time since the request
+        ✔ data: [DONE] at 6.915 s · ▲ 40 events held 2.000 s                 the marks, as many as fit
 
     `·` is a column without a byte, `╌` a long silence. The bursts and long silences are those
     `report` found. Off a terminal it prints as plain text.
@@ -155,7 +155,8 @@ class Timeline:
         if first is not None and marks[col(first)][0] != "▲":
             marks[col(first)] = ("│", "bold cyan")
         end, end_words = self._end()
-        return [bars, Text.assemble(" ", *marks, end), self._axis(n, total, col), self._legend(n, total, end, end_words)]
+        legend = self._legend(width, n, total, end, end_words)
+        return [bars, Text.assemble(" ", *marks, end), self._axis(n, total, col), legend]
 
     def _end(self) -> tuple[tuple[str, str], str]:
         """The end mark and its legend: the end marker seen, missing, or none in this dialect."""
@@ -185,22 +186,29 @@ class Timeline:
             k += 1
         return Text("".join(axis) + last, style="dim")
 
-    def _legend(self, n: int, total: float, end: tuple[str, str], end_words: str) -> Text:
-        """What the marks say, most important first (cut with an ellipsis on a narrow console)."""
-        legend = Text.assemble(end, (f" {end_words}", "dim"), no_wrap=True, overflow="ellipsis")
+    def _legend(self, width: int, n: int, total: float, end: tuple[str, str], end_words: str) -> Text:
+        """What the marks say, most important first, as many items as fit in `width`."""
+        items = [Text.assemble(end, (f" {end_words}", "dim"))]
         if self.silences:
             gap = max(self.silences, key=lambda g: g["gap_s"])
-            legend.append_text(Text.assemble((" · ", "dim"), ("╌", "red"), (f" silent {gap['gap_s']:.1f} s", "dim")))
+            items.append(Text.assemble(("╌", "red"), (f" silent {gap['gap_s']:.1f} s", "dim")))
         if self.bursts:
             big = max(self.bursts, key=lambda b: b["events"])
             more = f" (+{len(self.bursts) - 1} more bursts)" if len(self.bursts) > 1 else ""
-            legend.append_text(Text.assemble((" · ", "dim"), ("▲", "bold yellow"),
-                                             (f" {big['events']} events held {seconds(big['silence_s'])}{more}", "dim")))  # fmt: skip
-        if self.a.timing.first_token is not None:
-            legend.append_text(Text.assemble((" · ", "dim"), ("│", "bold cyan"),
-                                             (f" first token {seconds(self.a.timing.first_token)}", "dim")))  # fmt: skip
+            held = f" {big['events']} events held {seconds(big['silence_s'])}{more}"
+            items.append(Text.assemble(("▲", "bold yellow"), (held, "dim")))
+        first = self.a.timing.first_token
+        if first is not None:
+            items.append(Text.assemble(("│", "bold cyan"), (f" first token {seconds(first)}", "dim")))
         per = total / n
-        legend.append(f" · {per * 1000:.3g} ms per column" if per < 1 else f" · {per:.3g} s per column", style="dim")
+        items.append(Text(f"{per * 1000:.3g} ms per column" if per < 1 else f"{per:.3g} s per column", style="dim"))
+        legend = items[0]
+        legend.no_wrap, legend.overflow = True, "ellipsis"
+        for item in items[1:]:
+            if legend.cell_len + 3 + item.cell_len > width:
+                break
+            legend.append(" · ", style="dim")
+            legend.append_text(item)
         return legend
 
 
@@ -285,8 +293,8 @@ def answer_view(a: Analysis) -> RenderableType:
     return Group(*parts)
 
 
-def show_view(a: Analysis, report: Report | None = None) -> Group:
-    """Everything `show` prints before the findings; `report` (checked when not given) marks the timeline's bursts."""
+def show_view(a: Analysis, report: Report) -> Group:
+    """Everything `show` prints before the findings; `report` marks the timeline's bursts."""
     parts: list[RenderableType] = [request_line(a.capture)]
     if a.capture.recorder:
         when = f"recorded {a.capture.recorded_at} · " if a.capture.recorded_at else ""
@@ -296,7 +304,7 @@ def show_view(a: Analysis, report: Report | None = None) -> Group:
         parts.append(headers)
     parts += [Text(""), timing_table(a)]
     if a.capture.timed:
-        parts.append(timeline(a, report if report is not None else run_checks(a)))
+        parts.append(timeline(a, report))
     parts += [Text(""), outcome(a)]
     note = notices(a)
     if note is not None:

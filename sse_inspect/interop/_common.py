@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .._capture import Capture, End, Response
+from .._redact import Redactor
+from .._secrets import redact_text
 
 __all__ = ["Found", "end_from_error", "is_chunked"]
 
@@ -25,9 +27,18 @@ class Found:
         return ctype.split(";")[0].strip().lower() == "text/event-stream"
 
     def label(self) -> str:
+        """`#N METHOD URL -> STATUS`, the URL's secrets redacted: labels end up in terminals and logs."""
         request, response = self.capture.request, self.capture.response
-        what = f"{request.method} {request.url}" if request is not None else "?"
+        what = f"{request.method} {_redacted_url(request.url)}" if request is not None else "?"
         return f"#{self.index} {what} -> {response.status if response is not None else '-'}"
+
+
+def _redacted_url(url: str) -> str:
+    try:
+        url = Redactor().redact_url(url)
+    except ValueError:  # not a URL urllib can split: its tokens are still redacted
+        pass
+    return redact_text(url)[0]
 
 
 _CLIENT = ("client disconnected", "(cancel)", "err_aborted")

@@ -13,7 +13,7 @@ What curl 7.88 writes (`tool_cb_dbg.c`), one block per callback:
 - "Recv data" holds the bytes as read from the socket: an HTTP/1.1 chunked body still has its
   chunk framing (`d\\r\\ndata: hello\\n\\n\\r\\n`), which is removed here, each byte staying in the
   block it arrived in. "Recv header" is one header line per block.
-- `--trace` gives exact bytes (the hex columns). `--trace-ascii` prints bytes 0x20-0x7f as they
+- `--trace` gives exact bytes (the hex columns). `--trace-ascii` prints bytes 0x20-0x7e as they
   are, a CR LF pair as the end of the dump line, and every other byte as `.`: an LF, a lone CR,
   a tab and each byte of a non-ASCII character all look like a real `.`. Such a body is rebuilt
   with a guess (below), marked in the capture's `lossy` key and its recorder.
@@ -43,11 +43,16 @@ from ._common import Found, end_from_error, is_chunked
 __all__ = ["looks_like_curl_trace", "read_curl_trace", "write_curl_trace"]
 
 _STAMP = r"(?:(\d\d):(\d\d):(\d\d)\.(\d{6}) )?"
-_BLOCK = re.compile(_STAMP + r"(=> Send header|=> Send data|<= Recv header|<= Recv data|=> Send SSL data|<= Recv SSL data)"
-                    r", (\d+) bytes \(0x[0-9a-f]+\)$")  # fmt: skip
+_KINDS = r"(=> Send header|=> Send data|<= Recv header|<= Recv data|=> Send SSL data|<= Recv SSL data)"
+_BLOCK = re.compile(_STAMP + _KINDS + r", (\d+) bytes \(0x[0-9a-f]+\)$")
 _INFO = re.compile(_STAMP + r"== Info: (.*)$")
 _DUMP = re.compile(r"([0-9a-f]{4,}): (.*)$")
 _FIRST = re.compile(rb"(?:\d\d:\d\d:\d\d\.\d{6} )?(?:== Info: |=> Send |<= Recv )")
+LOSSY = (
+    "curl --trace-ascii prints every byte outside 0x20-0x7e as '.': line ends were guessed "
+    "(a '.' run before an SSE field or at the end: its last one or two), other bytes stay '.'"
+)
+"""The capture's `lossy` key for an import from --trace-ascii."""
 META = "[sse-inspect] "
 """The Info line that carries what a curl trace cannot hold."""
 _DAY_US = 86_400_000_000
@@ -125,7 +130,11 @@ def read_curl_trace(data: bytes, path: str | None) -> list[Found]:
             _head_line(ex, block)
         elif ex.done:
             ex.data.append(block)
-    found = [Found(i, _capture(ex, path)) for i, ex in enumerate(exchanges) if ex.done and not ex.head.startswith(b"CONNECT ")]
+    found = [
+        Found(i, _capture(ex, path))
+        for i, ex in enumerate(exchanges)
+        if ex.done and not ex.head.startswith(b"CONNECT ")
+    ]
     if not found:
         raise CaptureError("a curl trace without any response", path=path)
     return found
@@ -140,11 +149,12 @@ def _blocks(lines: list[str], path: str | None) -> list[_Block]:
         nonlocal day, last
         if m.group(1) is None:
             return None
-        us = ((int(m.group(1)) * 60 + int(m.group(2))) * 60 + int(m.group(3))) * 1_000_000 + int(m.group(4))
-        if us < last:  # past midnight
+        us = ((int(m.group(1)) * 60 + int(m.group(2))) * 60 + int(m.group(3))) * 1_000_000 + int(m.group(4)) + day
+        if us < last - _DAY_US // 2:  # the clock passed midnight
             day += _DAY_US
+            us += _DAY_US
         last = us
-        return us + day
+        return us
 
     while i < len(lines):
         line = lines[i]
@@ -176,8 +186,8 @@ def _blocks(lines: list[str], path: str | None) -> list[_Block]:
 
 
 def _render(data: bytes) -> str:
-    """The text column of curl's dump: bytes 0x20-0x7f as they are, anything else as `.`."""
-    return "".join(chr(b) if 0x20 <= b < 0x80 else "." for b in data)
+    """The text column of curl's dump: bytes 0x20-0x7e as they are, anything else as `.`."""
+    return "".join(chr(b) if 0x20 <= b < 0x7F else "." for b in data)
 
 
 def _hex(dump: list[tuple[int, str]], size: int) -> bytes:
@@ -187,7 +197,11 @@ def _hex(dump: list[tuple[int, str]], size: int) -> bytes:
         if offset != len(out):
             raise ValueError
         row = bytes(int(h, 16) for h in rest[:48].split())
-        if not 0 < len(row) <= 16 or rest[:48] != "".join(f"{b:02x} " for b in row).ljust(48) or rest[48:] != _render(row):
+        if (
+            not 0 < len(row) <= 16
+            or rest[:48] != "".join(f"{b:02x} " for b in row).ljust(48)
+            or rest[48:] != _render(row)
+        ):
             raise ValueError
         out += row
     if len(out) != size:
@@ -265,11 +279,11 @@ def _capture(ex: _Exchange, path: str | None) -> Capture:
     if not body_exact:
         pieces = _restore_line_ends(pieces)
     if not exact:
-        extra["lossy"] = ("curl --trace-ascii prints every byte outside 0x20-0x7f as '.': line ends were guessed "
-                          "(a '.' run before an SSE field or at the end: its last one or two), other bytes stay '.'")  # fmt: skip
+        extra["lossy"] = LOSSY
     timed = ex.sent is not None and meta.get("timed", True) is not False
     return Capture(
-        chunks=tuple(Chunk(t, piece) for t, piece in zip(times, pieces, strict=True) if piece),
+        # a block left empty by the framing is no chunk; an empty block is one (only an export writes those)
+        chunks=tuple(Chunk(t, p) for t, p, b in zip(times, pieces, ex.data, strict=True) if p or not b.data),
         request=Request(
             method=method,
             url=meta.get("url", url),
@@ -406,11 +420,16 @@ def write_curl_trace(capture: Capture) -> str:
     block("=> Send header", 0.0, "\r\n".join(head).encode())
     if request.body is not None:
         block("=> Send data", 0.0, request.body.encode("utf-8", "surrogatepass"))
-    for line in [f"{response.http_version} {response.status} {response.reason}", *(f"{k}: {v}" for k, v in response.headers), ""]:
+    for line in [
+        f"{response.http_version} {response.status} {response.reason}",
+        *(f"{k}: {v}" for k, v in response.headers),
+        "",
+    ]:
         block("<= Recv header", response.t, line.encode() + b"\r\n")
     chunked = is_chunked(response)
     for chunk in capture.chunks:
-        block("<= Recv data", chunk.t, b"%x\r\n%s\r\n" % (len(chunk.data), chunk.data) if chunked else chunk.data)
+        framed = chunked and chunk.data  # an empty HTTP chunk would end the body
+        block("<= Recv data", chunk.t, b"%x\r\n%s\r\n" % (len(chunk.data), chunk.data) if framed else chunk.data)
     last = end.t if end is not None else capture.chunks[-1].t if capture.chunks else response.t
     if end is not None and end.kind == "complete":
         if chunked:
@@ -425,7 +444,7 @@ def write_curl_trace(capture: Capture) -> str:
 def _base(recorded_at: str | None) -> int:
     """The time of day of `recorded_at` in microseconds (UTC), the clock of the trace; 0 if unknown."""
     try:
-        when = datetime.fromisoformat((recorded_at or "").replace("Z", "+00:00"))
+        when = datetime.fromisoformat(recorded_at or "")
     except ValueError:
         return 0
     return ((when.hour * 60 + when.minute) * 60 + when.second) * 1_000_000 + when.microsecond
