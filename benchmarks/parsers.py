@@ -323,14 +323,14 @@ def _boundary(data: bytes, size: int) -> int:
 
 
 def predict(fn: Callable[[list[bytes]], int], body: Body, n: int, runs: int, limit: float) -> tuple[float, float]:
-    """(predicted seconds for one run on the whole body, exponent) from runs on doubling prefixes, cut like the body.
+    """(predicted seconds of one run on the whole body, exponent), from runs on doubling prefixes.
 
-    Each prefix ends at an event's end (a cut inside a UTF-8 character makes some parsers raise at
-    the end of the stream). The first holds at least three of the body's longest events, so that a
-    cost quadratic in the size of one event (linear in their number) is not taken for one quadratic
-    in the size of the body. A prefix's time is the best of two runs when short. Probing stops when
-    the cell is clearly within the limit, when a prefix took 0.2 s (enough to trust the exponent),
-    or at a quarter of the body.
+    The prefixes are cut like the body, and each ends at an event's end (a cut inside a UTF-8
+    character makes some parsers raise at the end of the stream). The first holds at least three of
+    the body's longest events, so that a cost quadratic in the size of one event (linear in their
+    number) is not taken for one quadratic in the size of the body. A prefix's time is the best of
+    two runs when short. Probing stops when a prefix took 20 ms and the cell is clearly within the
+    limit, when a prefix took 0.2 s (enough to trust the exponent), or at a quarter of the body.
     """
     total = len(body.data)
     size = min(total // 8, max(total // 1024, 3 * body.longest, 4 * n))
@@ -349,7 +349,7 @@ def predict(fn: Callable[[list[bytes]], int], body: Body, n: int, runs: int, lim
             if s2 > s1:
                 a = min(2.0, max(1.0, math.log(t2 / t1) / math.log(s2 / s1)))
         predicted = dt * (total / cut) ** a
-        if len(points) >= 2 and (predicted * runs < limit / 3 or dt >= 0.2):
+        if len(points) >= 2 and ((dt >= 0.02 and predicted * runs < limit / 3) or dt >= 0.2):
             return predicted, a
         if size * 2 > total // 4:
             return predicted, a

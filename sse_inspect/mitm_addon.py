@@ -20,6 +20,7 @@ from mitmproxy import ctx, exceptions, flowfilter, http
 from . import mitm_view
 from ._capture import Request, Response
 from ._redact import Redactor
+from .interop._common import end_from_error
 from .recorder import CaptureWriter
 
 __all__ = ["SSECapture"]
@@ -31,12 +32,7 @@ StreamFunc = Callable[[bytes], "Iterable[bytes] | bytes"]
 
 def end_kind(error_message: str) -> str:
     """Map mitmproxy's flow error text to an end kind of the capture format."""
-    msg = error_message.lower()
-    if "client disconnected" in msg or "(cancel)" in msg:
-        return "client-disconnected"
-    if any(s in msg for s in ("peer closed", "server closed", "stream reset", "connection closed", "reset by peer")):
-        return "server-disconnected"
-    return "error"
+    return end_from_error(error_message).kind
 
 
 class _FlowRecorder:

@@ -106,6 +106,7 @@ def test_one_byte_chunks() -> None:
     "sk-short",  # too short to be a key
     "task-" + "a" * 30,  # sk- inside a word
     "Zm9vAIza" + "b" * 35,  # AIza inside a base64 blob
+    "Zm9v/AIza" + "b" * 35,
     "AIza" + "b" * 36,  # not exactly 35 after AIza
     "eyJhbGciOiJIUzI1NiJ9",  # a base64 JSON object, not a JWT
     "[REDACTED]",

@@ -30,7 +30,7 @@ class Code:
     name: str
     severity: Severity
     family: str
-    """framing, lifecycle, headers or timing."""
+    """framing, lifecycle, headers, timing or hygiene."""
     fix: str
     """Why it matters and how to fix it, in a sentence or two."""
 

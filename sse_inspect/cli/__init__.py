@@ -31,7 +31,8 @@ __all__ = ["main"]
 def cli() -> None:
     """Record, replay and diagnose Server-Sent Events streams (LLM token streams above all).
 
-    CAPTURE is an sse-capture/1 file, a raw text/event-stream body, or - for stdin.
+    CAPTURE is an sse-capture/1 file, a raw text/event-stream body, a HAR, curl --trace or
+    mitmproxy flow file, or - for stdin.
     Exit codes: 0 success, 1 `check` found problems (see --fail-on), 2 bad usage or unreadable input.
     """
 

@@ -157,6 +157,10 @@ TRIGGERS = [
     Case("unknown-field", "ignored-fields", lambda: T.paced(OA[:3] + [b"foo: bar\nretry: soon\n" + OA[3]] + OA[4:]),
          I, ("2 field line(s) ignored", "unknown field 'foo'", "'soon'")),
     Case("no-end-line", "recording-incomplete", lambda: T.paced(OA, end=None), W, ("stopped after 21 chunks",)),
+    Case("openai-key-in-answer", "secret-in-capture",
+         lambda: T.paced([b'data: {"choices":[{"index":0,"delta":{"content":"sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8t"}}]}\n\n']
+                         + OA[-1:]),
+         E, ("OpenAI-style key (sk-...) in the response body at byte 49",)),
 ]
 
 NEAR_MISSES = [
@@ -211,6 +215,8 @@ NEAR_MISSES = [
          lambda: T.paced(['data: {"choices":[{"index":0,"delta":{"content":"\ufeffhi"}}]}\n\n'.encode()] + OA[-1:])),
     Case("valid-id-and-retry", "ignored-fields", lambda: T.paced([b"id: 1\nretry: 3000\n" + OA[0]] + OA[1:])),
     Case("raw-body", "recording-incomplete", lambda: parse_capture(b"".join(OA))),
+    Case("task-id-not-a-key", "secret-in-capture",
+         lambda: T.paced([b'data: {"id":"task-0123456789abcdefghijkl"}\n\n'] + OA[-1:])),
 ]
 # fmt: on
 
@@ -226,7 +232,7 @@ def test_codes_are_the_documented_ones() -> None:
         "data-after-end", "duplicate-end-marker", "done-not-json", "invalid-json", "error-event", "http-error",
         "wrong-content-type", "compressed-stream", "decode-error", "content-length", "no-cache-header",
         "x-accel-buffering", "incomplete-event", "invalid-utf8", "cr-line-endings", "bom", "ignored-fields",
-        "recording-incomplete",
+        "recording-incomplete", "secret-in-capture",
     ]
     # fmt: on
 
