@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 import os
 import sys
 from collections.abc import Iterable, Sequence
@@ -392,7 +393,7 @@ def _headers(value: Any, where: str, path: str | None) -> Headers:
 def _time(value: Any, what: str, path: str | None, line: int) -> float | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise CaptureError(f"{what} must be a number of seconds, not {value!r}", path=path, line=line)
     return float(value)
 

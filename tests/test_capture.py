@@ -7,6 +7,8 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sse_inspect import Capture, CaptureError, Chunk, End, Request, Response, dump_capture, load_capture, parse_capture
 from sse_inspect._capture import chunk_line, end_line, header_line
@@ -182,3 +184,32 @@ def test_unreadable_file(tmp_path: Path) -> None:
     path.chmod(0)
     with pytest.raises(CaptureError, match="cannot read"):
         load_capture(path)
+
+
+_LINES = st.sampled_from([
+    b'{"format": "sse-capture/1"}', b'{"format": "sse-capture/2"}', b'{"t": 0.1, "text": "data: a\\n\\n"}',
+    b'{"t": 0.2, "b64": "ZGF0YQ=="}', b'{"t": 0.2, "b64": "@@"}', b'{"end": "complete", "t": 1}', b'{"end": "x"}',
+    b'{"t": "x", "text": 1}', b"[1, 2]", b"{", b"", b"data: a", b"\xff\xfe", b'{"format": "sse-capture/1", "request": 7}',
+    b'{"format": "sse-capture/1", "response": {"status": "200"}}', b"null", b'{"t": 1e999, "text": ""}',
+])  # fmt: skip
+
+
+@settings(max_examples=500, deadline=None)
+@given(lines=st.lists(_LINES, max_size=8), tail=st.binary(max_size=20))
+def test_any_file_loads_or_says_why(lines: list[bytes], tail: bytes) -> None:
+    """Whatever the bytes, reading gives a capture or a CaptureError: never another exception."""
+    try:
+        capture = parse_capture(b"\n".join(lines) + tail, path="fuzz.jsonl")
+    except CaptureError as exc:
+        assert str(exc).startswith("fuzz.jsonl") and "\n" not in str(exc)
+        return
+    assert all(isinstance(c.data, bytes) for c in capture.chunks)
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.binary(max_size=400))
+def test_any_bytes_load_or_say_why(data: bytes) -> None:
+    try:
+        parse_capture(data)
+    except CaptureError:
+        pass

@@ -71,11 +71,17 @@ def report_json(report: Report, path: str) -> dict[str, Any]:
 def check_one(path: str, dialect: str | None, thresholds: Thresholds, select: frozenset[str] | None,
               ignore: frozenset[str]) -> dict[str, Any]:  # fmt: skip
     """Check one capture file; a file that cannot be read gives {"path", "error"}."""
+    return _check(path, dialect, thresholds, select, ignore)[0]
+
+
+def _check(path: str, dialect: str | None, thresholds: Thresholds, select: frozenset[str] | None,
+           ignore: frozenset[str]) -> tuple[dict[str, Any], Report | None]:  # fmt: skip
     try:
         analysis = analyze(load_capture(path), dialect=dialect)
     except SSEInspectError as exc:
-        return {"path": path, "error": exc.message}
-    return report_json(run_checks(analysis, thresholds=thresholds, select=select, ignore=ignore), path)
+        return {"path": path, "error": exc.message}, None
+    report = run_checks(analysis, thresholds=thresholds, select=select, ignore=ignore)
+    return report_json(report, path), report
 
 
 def expand(inputs: tuple[str, ...]) -> list[str]:
@@ -136,7 +142,12 @@ def check(captures: tuple[str, ...], as_json: bool, fail_on: str, select_text: s
     ignore = parse_codes(ignore_text)
     paths = expand(captures)
     args = (dialect, thresholds, select, ignore)
-    results = list(_results(paths, args, progress=sys.stderr.isatty() and not as_json))
+    single = None
+    if len(paths) == 1:  # checked here, so that the view can draw its timeline
+        result, single = _check(paths[0], *args)
+        results = [result]
+    else:
+        results = list(_results(paths, args, progress=sys.stderr.isatty() and not as_json))
 
     limit = FAIL_ON[fail_on]
     failed = limit is not None and any(
@@ -150,8 +161,10 @@ def check(captures: tuple[str, ...], as_json: bool, fail_on: str, select_text: s
         sys.stdout.write(dumps(doc) + "\n")
     else:
         console = _render.console()
-        if len(results) == 1 and not unreadable:
+        if single is not None:
             console.print(report_view(results[0]))
+            if single.analysis.capture.timed:
+                console.print(_render.timeline(single.analysis, single))
         else:
             for r in results:
                 if "error" not in r and r["worst"] in ("error", "warning"):
