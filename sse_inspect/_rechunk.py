@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 from ._capture import Chunk
 from ._errors import RechunkSpecError
-from ._parser import EventStreamParser
 from ._events import Event
+from ._parser import EventStreamParser
 
 __all__ = ["RECHUNK_FORMS", "RechunkSpec", "parse_rechunk_spec", "rechunk"]
 

@@ -11,6 +11,7 @@ goes unseen, even when the stream survived it.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -29,6 +30,7 @@ import pytest
 from sse_inspect import Capture, load_capture
 
 from .helpers import ROOT
+from .sse_server import SSEServer
 
 MITMDUMP = Path(sys.executable).with_name("mitmdump")
 ADDON = ROOT / "addons" / "sse_capture.py"
@@ -185,3 +187,16 @@ def start_proxy(tmp_path: Path) -> Iterator[StartProxy]:
             broken.append(log)
     if broken:
         pytest.fail("the addon raised inside mitmdump:\n" + "\n".join(broken), pytrace=False)
+
+
+@pytest.fixture
+def server() -> Iterator[SSEServer]:
+    """A scripted loopback SSE server for one test."""
+    with SSEServer() as s:
+        yield s
+
+
+def chat_events(*words: str) -> list[bytes]:
+    """OpenAI Chat Completions stream events for `words`, then `[DONE]`."""
+    deltas = [json.dumps({"choices": [{"index": 0, "delta": {"content": w}}]}) for w in words]
+    return [f"data: {d}\n\n".encode() for d in deltas] + [b"data: [DONE]\n\n"]

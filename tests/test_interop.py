@@ -15,7 +15,6 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from itertools import pairwise
 from pathlib import Path
 
@@ -27,7 +26,7 @@ from sse_inspect.cli import cli
 from sse_inspect.interop import export, read_source
 
 from .helpers import ROOT
-from .recording_fixtures import StartProxy, start_proxy  # noqa: F401
+from .recording_fixtures import StartProxy
 from .sse_server import Script, SSEServer, Write
 
 CURL = shutil.which("curl")
@@ -60,12 +59,6 @@ def one_line_error(code: int, err: str) -> str:
     assert code == 2, err
     assert err.count("\n") == 1 and "Traceback" not in err, err
     return err
-
-
-@pytest.fixture
-def server() -> Iterator[SSEServer]:
-    with SSEServer() as s:
-        yield s
 
 
 def curl_trace(server: SSEServer, path: str, out: Path, *, mode: str = "--trace", timed: bool = True) -> Path:
@@ -238,7 +231,7 @@ def test_curl_trace_with_several_requests_uses_the_first_stream(tmp_path: Path) 
 # -- mitmproxy: flow files and HAR export ------------------------------------------------------------
 
 
-def through_mitmdump(start_proxy: StartProxy, server: SSEServer, extra_args: list[str]) -> bytes:  # noqa: F811
+def through_mitmdump(start_proxy: StartProxy, server: SSEServer, extra_args: list[str]) -> bytes:
     """POST the prompt through a plain mitmdump (no addon) with `extra_args`, then stop it (SIGINT),
     so that its -w file and HAR are complete."""
     server.routes[PATH] = Script([Write(w, delay=0.01) for w in WRITES])

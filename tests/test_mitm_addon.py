@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import logging
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any

@@ -59,7 +59,7 @@ from .nginx_lab import (  # noqa: E402
     post,
     run,
 )
-from .recording_fixtures import StartProxy, start_proxy  # noqa: E402, F401
+from .recording_fixtures import StartProxy  # noqa: E402
 
 Lab = Callable[..., Run]
 

@@ -31,22 +31,12 @@ from sse_inspect import Capture, load_capture  # noqa: E402
 from sse_inspect.cli import cli  # noqa: E402
 
 from .helpers import ROOT  # noqa: E402
-from .recording_fixtures import Proxy, _free_port, _wait_listening  # noqa: E402
+from .recording_fixtures import Proxy, _free_port, _wait_listening, chat_events  # noqa: E402
 from .sse_server import Ending, Script, SSEServer, Write  # noqa: E402
 
 PATH = "/v1/chat/completions"
 
 
-@pytest.fixture
-def server() -> Iterator[SSEServer]:
-    with SSEServer() as s:
-        yield s
-
-
-def chat_events(*words: str) -> list[bytes]:
-    """OpenAI Chat Completions stream events for `words`, then `[DONE]`."""
-    deltas = [json.dumps({"choices": [{"index": 0, "delta": {"content": w}}]}) for w in words]
-    return [f"data: {d}\n\n".encode() for d in deltas] + [b"data: [DONE]\n\n"]
 
 
 def finished(capture: Capture) -> str:

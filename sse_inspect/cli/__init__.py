@@ -15,10 +15,10 @@ from .._capture import load_capture
 from .._events import Comment, Event
 from .._rechunk import RechunkSpec
 from . import _json, _render
-from ._params import capture_argument, dialect_option, input_errors, json_option, rechunk_option
 from ._check import check, print_show
 from ._diff import diff
 from ._interop import export_command, import_command, redact
+from ._params import capture_argument, dialect_option, input_errors, json_option, rechunk_option
 from ._record import fetch, record
 from ._replay import replay, serve
 from ._report import report

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from .._capture import Capture, End, Response
 from .._redact import Redactor
@@ -62,3 +63,16 @@ def is_chunked(response: Response) -> bool:
     """Whether an HTTP/1.x response body comes in chunked framing."""
     encoding = (response.header("transfer-encoding") or "").lower()
     return response.http_version.upper().startswith("HTTP/1") and "chunked" in encoding
+
+
+def capture_meta(capture: Capture) -> dict[str, Any]:
+    """What a capture holds beyond its exchange and chunks, for formats with no place of their own for it."""
+    end = capture.end
+    return {
+        "recorded_at": capture.recorded_at,
+        "recorder": capture.recorder,
+        "timed": capture.timed,
+        "response_t": capture.response.t if capture.response is not None else None,
+        "end": None if end is None else {"kind": end.kind, "t": end.t, "error": end.error},
+        "extra": capture.extra,
+    }

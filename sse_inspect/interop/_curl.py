@@ -38,7 +38,7 @@ from urllib.parse import urlsplit
 
 from .._capture import END_KINDS, Capture, Chunk, End, Request, Response
 from .._errors import CaptureError
-from ._common import Found, end_from_error, is_chunked
+from ._common import Found, capture_meta, end_from_error, is_chunked
 
 __all__ = ["looks_like_curl_trace", "read_curl_trace", "write_curl_trace"]
 
@@ -405,15 +405,7 @@ def write_curl_trace(capture: Capture) -> str:
             out.append(f"{i:04x}: {''.join(f'{b:02x} ' for b in row).ljust(48)}{_render(row)}\n")
 
     end = capture.end
-    meta = {
-        "url": request.url,
-        "recorded_at": capture.recorded_at,
-        "recorder": capture.recorder,
-        "timed": capture.timed,
-        "response_t": response.t,
-        "end": None if end is None else {"kind": end.kind, "t": end.t, "error": end.error},
-        "extra": capture.extra,
-    }
+    meta = {"url": request.url, **capture_meta(capture)}
     out.append(f"{stamp(0.0)}== Info: {META}{json.dumps(meta, ensure_ascii=False)}\n")
     target = _target(request.url)
     head = [f"{request.method} {target} {request.http_version}", *(f"{k}: {v}" for k, v in request.headers), "", ""]

@@ -23,7 +23,7 @@ from urllib.parse import parse_qsl, urlsplit
 from .. import __version__
 from .._capture import END_KINDS, FORMAT, Capture, Chunk, End, Request, Response
 from .._errors import CaptureError
-from ._common import Found, end_from_error
+from ._common import Found, capture_meta, end_from_error
 
 __all__ = ["looks_like_har", "read_har", "write_har"]
 
@@ -233,15 +233,7 @@ def write_har(capture: Capture) -> str:
             "receive": round(max((last or wait) - wait, 0) * 1000, 3),
         },
         "_sseChunks": [[c.t, base64.b64encode(c.data).decode("ascii")] for c in capture.chunks],
-        "_sseCapture": {
-            "format": FORMAT,
-            "recorded_at": capture.recorded_at,
-            "recorder": capture.recorder,
-            "timed": capture.timed,
-            "response_t": response.t,
-            "end": None if end is None else {"kind": end.kind, "t": end.t, "error": end.error},
-            "extra": capture.extra,
-        },
+        "_sseCapture": {"format": FORMAT, **capture_meta(capture)},
     }
     if request.body is not None:
         entry["request"]["postData"] = {"mimeType": request.header("content-type") or "", "text": request.body}
