@@ -649,12 +649,17 @@ def machine() -> dict[str, Any]:
         except metadata.PackageNotFoundError:
             versions[dist] = "not installed"
     git = "unknown"
+    parser_files = ["sse_inspect/_parser.py", "sse_inspect/_linebuffer.py", "sse_inspect/_events.py"]
+
+    def run_git(*args: str) -> str:
+        done = subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, timeout=10, check=False)
+        return done.stdout.strip()
+
     try:
-        head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, timeout=10, check=False).stdout.strip()  # fmt: skip
-        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--", "sse_inspect"],
-                               capture_output=True, text=True, timeout=10, check=False).stdout.strip()  # fmt: skip
-        git = head + (" + uncommitted changes in sse_inspect/" if dirty else "")
+        head = run_git("rev-parse", "--short", "HEAD")
+        last = run_git("log", "-1", "--format=%h", "--", *parser_files)
+        dirty = run_git("status", "--porcelain", "--", *parser_files)
+        git = f"{head} (parser files last changed in {last}{'; uncommitted changes in them' if dirty else ''})"
     except (OSError, subprocess.SubprocessError):
         pass
     return {
@@ -737,11 +742,11 @@ def main(argv: list[str] | None = None) -> int:
     names = [p.name for p in parsers]
 
     print(f"# SSE parsers side by side (`{command}`)\n", file=out)
-    print(f"machine: {info['cpu']}, {info['cores']} cores ({info['cores_usable']} usable), {info['python']}, "
+    print(f"- machine: {info['cpu']}, {info['cores']} cores ({info['cores_usable']} usable), {info['python']}, "
           f"{info['platform']}", file=out)  # fmt: skip
-    print("packages: " + ", ".join(f"{k} {v}" for k, v in info["packages"].items()), file=out)
-    print(f"sse-inspect at {info['sse_inspect_commit']}", file=out)
-    print(f"median of {runs} runs per cell; load average {info['loadavg_start'][0]:.2f} at start, "
+    print("- packages: " + ", ".join(f"{k} {v}" for k, v in info["packages"].items()), file=out)
+    print(f"- sse-inspect at {info['sse_inspect_commit']}", file=out)
+    print(f"- median of {runs} runs per cell; load average {info['loadavg_start'][0]:.2f} at start, "
           f"{info['loadavg_end'][0]:.2f} at end; whole run {elapsed:.0f} s\n", file=out)  # fmt: skip
     print("Cells: MB/s · events/s (MB = 10^6 bytes). Ratio: sse-inspect's speed / the fastest correct peer's "
           "(>1: sse-inspect is faster); 'vs libraries' leaves the naive split out.\n", file=out)  # fmt: skip

@@ -27,6 +27,7 @@ class LineSplitter:
         self._parts: list[bytes] = []  # pieces of the unfinished line
         self._partial_start = 0  # its offset, when _parts is not empty
         self._after_cr = False  # the last byte seen was a CR that ended a line
+        self._held = False  # _parts may hold whole lines, kept by `hold`
         self.lf = 0
         """How many lines ended in LF alone."""
         self.crlf = 0
@@ -69,20 +70,41 @@ class LineSplitter:
         self._parts = [chunk]
         return 2
 
-    def partial(self) -> bytes:
-        """The unfinished line's bytes so far (b"" when there is none), left in place."""
+    def pending(self) -> bytes:
+        """The bytes not yet cut into lines (b"" when none): an unfinished line, or what `hold` kept."""
         if len(self._parts) > 1:
             self._parts = [b"".join(self._parts)]
         return self._parts[0] if self._parts else b""
 
-    def skip(self, n: int, lf: int) -> None:
-        """The caller consumed the unfinished line and `n` more bytes, holding `lf` LF line ends."""
+    def hold(self, data: bytes) -> None:
+        """Keep `data`, which starts a line and does not end in CR, uncut until more bytes come.
+
+        The parser's fast path takes whole events only; what follows the last one waits here,
+        so that the next chunk can start at an event's first byte again.
+        """
+        if data:
+            self._partial_start = self._offset
+            self._parts = [data]
+            self._offset += len(data)
+            self._held = b"\n" in data or b"\r" in data
+
+    def skip(self, n: int, lf: int = 0, crlf: int = 0, first_crlf: int | None = None) -> None:
+        """The caller consumed the pending bytes and `n` more, holding `lf` LF and `crlf` CRLF line ends."""
         self._parts = []
+        self._held = False
         self._offset += n
         self.lf += lf
+        self.crlf += crlf
+        if self.first_crlf is None:
+            self.first_crlf = first_crlf
 
     def feed(self, chunk: bytes) -> list[tuple[int, bytes]]:
         """Take the next bytes; return the lines they finish as (start offset, line without its end)."""
+        if self._held:  # cut what `hold` kept, with the new bytes
+            chunk = b"".join(self._parts) + chunk
+            self._offset = self._partial_start
+            self._parts = []
+            self._held = False
         lines: list[tuple[int, bytes]] = []
         base = self._offset
         n = len(chunk)
@@ -119,7 +141,10 @@ class LineSplitter:
         return lines
 
     def close(self) -> tuple[int, bytes] | None:
-        """End of stream: return the unfinished last line (start offset, bytes), or None."""
+        """End of stream: return the unfinished last line (start offset, bytes), or None.
+
+        Call `feed(b"")` first when bytes may be held: it returns their whole lines.
+        """
         if self._after_cr:
             self._after_cr = False
             self._count_cr(self._offset - 1)

@@ -102,97 +102,117 @@ class EventStreamParser:
             if taken == 2:
                 self._partial_t = t
             return []
-        base = lines.offset
         out: list[Item] = []
         if self._start is None and not self._data and not self._event_type and not lines.after_cr:
             taken = self._blocks(data, t, out)
             if taken:
-                data = data[taken:]
-                base = lines.offset
-                taken = lines.absorb(data)
-                if taken:  # the rest ends no line
-                    if taken == 2:
+                rest = data[taken:]
+                if not _ends_an_event(rest):
+                    lines.hold(rest)  # wait for the next chunk: it may end more whole events
+                    if rest:
                         self._partial_t = t
+                    if lines.first_crlf is not None:
+                        self._line_ending_notices(out)
                     return out
-        for start, raw in lines.feed(data):
-            self._line(start, raw, self._partial_t if start < base else t, out)
+                data = rest
+        self._lines_of(lines.feed(data), lines.offset - len(data), t, out)
         partial = lines.partial_start
-        if partial is not None and partial >= base:
+        if partial is not None and partial >= lines.offset - len(data):
             self._partial_t = t
         if lines.first_cr is not None or lines.first_crlf is not None:
             self._line_ending_notices(out)
         return out
 
+    def _lines_of(self, done: list[tuple[int, bytes]], base: int, t: float | None, out: list[Item]) -> None:
+        """Interpret finished lines; those that started (or ended) before `base` came with earlier chunks."""
+        held = self._partial_t
+        for start, raw in done:
+            self._line(start, raw, held if start < base else t, t if start + len(raw) >= base else held, out)
+
     def _blocks(self, data: bytes, t: float | None, out: list[Item]) -> int:
         """The fast path: whole events of the two shapes LLM servers send, without going line by line.
 
         Applies when no event is being built and the bytes up to the chunk's last blank line
-        are LF-only blocks that are all `data: V` or all `event: T` + `data: V`. Counting
-        newlines and separators in C proves the shape; the events are exactly those the line
-        rules give. Returns how many bytes of `data` it consumed (0: the line path takes them).
+        are blocks that are all `data: V` or all `event: T` + `data: V`, with LF line ends, or
+        CRLF ones throughout (Gemini). Counting separators in C proves the shape; the events are
+        exactly those the line rules give. Returns how many bytes of `data` it consumed (0: the
+        line path takes them all).
         """
-        end = data.rfind(b"\n\n")
-        if end < 0 or data.find(b"\r", 0, end) >= 0:
-            return 0
         lines = self._lines
-        head = lines.partial()  # the start of the first block, from earlier chunks
+        head = lines.pending()  # the start of the first block, from earlier chunks
+        if b"\r" in data or b"\r" in head:
+            nl, sep = b"\r\n", b"\r\n\r\n"
+        else:
+            nl, sep = b"\n", b"\n\n"
+        end = data.rfind(sep)
+        if end < 0:
+            return 0
         if self._first_line:
             if (head or data).startswith(b"\xef"):
                 return 0  # perhaps a BOM: the line path strips it
             self._first_line = False
-        stop = end + 2
-        newlines = data.count(b"\n", 0, stop)
         region = head + data[:end] if head else data[:end]
+        breaks = region.count(nl)
+        if len(nl) == 2 and not (region.count(b"\r") == breaks == region.count(b"\n")):
+            return 0  # a lone CR or LF among the CRLFs
         start = lines.partial_start if head else lines.offset
         t_first = self._partial_t if head else t
+        tail = len(nl) + 1  # from a block's end to its event's end: past the blank line's first character
         try:
-            if newlines == 2:  # one `data: V` block: a live stream's usual chunk
-                if not region.startswith(b"data: "):
-                    return 0
-                out.append(Event(self._events, "message", region[6:].decode("utf-8"), self._last_event_id,
-                                 self._retry, start, start + len(region) + 2, t_first, t, self._chunk))  # fmt: skip
+            if breaks == 0 and region.startswith(b"data: "):  # one `data: V` block: a live stream's usual chunk
+                event = Event(self._events, "message", region[6:].decode("utf-8"), self._last_event_id, self._retry,
+                              start, start + len(region) + tail, t_first, t, self._chunk)  # fmt: skip
+                out.append(event)
                 self._events += 1
-            elif newlines == 3 and region.startswith(b"event: "):  # one `event: T` + `data: V` block
-                kind, sep, value = region.partition(b"\ndata: ")
-                if not sep:
+            elif breaks == 1 and region.startswith(b"event: "):  # one `event: T` + `data: V` block
+                kind, found, value = region.partition(nl + b"data: ")
+                if not found:
                     return 0
                 out.append(Event(self._events, kind[7:].decode("utf-8") or "message", value.decode("utf-8"),
-                                 self._last_event_id, self._retry, start, start + len(region) + 2, t_first, t,
+                                 self._last_event_id, self._retry, start, start + len(region) + tail, t_first, t,
                                  self._chunk))  # fmt: skip
                 self._events += 1
-            elif not self._batch(region, data, end, newlines, start, t_first, t, out):
+            elif not self._batch(region, nl, sep, breaks, start, t_first, t, out):
                 return 0
         except UnicodeDecodeError:
             return 0  # the line path decodes with replacement and says where
         self._last_event_id_string = self._last_event_id
-        lines.skip(stop, newlines)
+        stop = end + len(sep)
+        if len(nl) == 1:
+            lines.skip(stop, lf=breaks + 2)
+        else:
+            first = region.find(nl)
+            lines.skip(stop, crlf=breaks + 2, first_crlf=start + (first if first >= 0 else len(region)))
         return stop
 
-    def _batch(self, region: bytes, data: bytes, end: int, newlines: int, start: int, t_first: float | None,
+    def _batch(self, region: bytes, nl: bytes, sep: bytes, breaks: int, start: int, t_first: float | None,
                t: float | None, out: list[Item]) -> bool:  # fmt: skip
         """Many blocks at once (whole-body and 64 KiB reads): False when they are not all one shape."""
-        blocks = region.split(b"\n\n")
+        blocks = region.split(sep)
         n = len(blocks)
         first = blocks[0]
         types: Iterable[str]
-        if newlines == 2 * n and first.startswith(b"data: ") and data.count(b"\n\ndata: ", 0, end) == n - 1:
+        if breaks == 2 * (n - 1) and first.startswith(b"data: ") and region.count(sep + b"data: ") == n - 1:
             types = repeat("message", n)
             datas = [b[6:].decode("utf-8") for b in blocks]
-        elif newlines == 3 * n and first.startswith(b"event: ") and data.count(b"\n\nevent: ", 0, end) == n - 1:
-            parts = [b.partition(b"\ndata: ") for b in blocks]
-            if any(not p[1] or b"\n" in p[2] for p in parts):
+        elif breaks == 3 * n - 2 and first.startswith(b"event: ") and region.count(sep + b"event: ") == n - 1:
+            data_line = nl + b"data: "
+            parts = [b.partition(data_line) for b in blocks]
+            if any(not p[1] or nl in p[2] for p in parts):
                 return False  # some block is not exactly `event: T` + `data: V`
             types = [p[0][7:].decode("utf-8") or "message" for p in parts]
             datas = [p[2].decode("utf-8") for p in parts]
         else:
             return False
-        starts = list(accumulate((len(b) + 2 for b in blocks), initial=start))
+        step = len(sep)
+        starts = list(accumulate((len(b) + step for b in blocks), initial=start))
+        ends = starts[1:] if step == 2 else [s - 1 for s in starts[1:]]  # CRLF: the event ends past the CR
         index = self._events
         out += map(
             Event._make,
             zip(
                 range(index, index + n), types, datas, repeat(self._last_event_id), repeat(self._retry), starts,
-                starts[1:], chain((t_first,), repeat(t, n - 1)), repeat(t), repeat(self._chunk),
+                ends, chain((t_first,), repeat(t, n - 1)), repeat(t), repeat(self._chunk),
             ),
         )  # fmt: skip
         self._events = index + n
@@ -204,6 +224,7 @@ class EventStreamParser:
             return []
         self._closed = True
         out: list[Item] = []
+        self._lines_of(self._lines.feed(b""), self._lines.offset, self._t, out)  # lines the fast path held
         rest = self._lines.close()
         self._line_ending_notices(out)
         if rest is not None or self._start is not None:
@@ -220,7 +241,8 @@ class EventStreamParser:
             )
         return out
 
-    def _line(self, start: int, raw: bytes, t: float | None, out: list[Item]) -> None:
+    def _line(self, start: int, raw: bytes, t: float | None, t_done: float | None, out: list[Item]) -> None:
+        """One finished line, which started arriving at `t` and was finished at `t_done`."""
         if self._first_line:
             self._first_line = False
             if raw.startswith(_BOM):
@@ -247,7 +269,7 @@ class EventStreamParser:
         colon = line.find(":")
         if colon == 0:
             self._comments += 1
-            out.append(Comment(text=line[1:], offset=start, t=self._t, chunk=self._chunk))
+            out.append(Comment(text=line[1:], offset=start, t=t_done, chunk=self._chunk))
             return
         if colon < 0:
             name, value = line, ""
@@ -317,6 +339,15 @@ class EventStreamParser:
         if not self._seen_crlf and s.first_crlf is not None:
             self._seen_crlf = True
             out.append(Notice(kind="line-ending", message="a line ends in CRLF", offset=s.first_crlf, t=self._t))
+
+
+def _ends_an_event(rest: bytes) -> bool:
+    """Whether `rest` (which starts a line) holds a blank line, or ends in a CR an LF may follow:
+    then it cannot wait uncut, as its event would be dispatched later than it arrived."""
+    return (
+        rest.endswith(b"\r") or rest.startswith((b"\n", b"\r"))
+        or b"\n\n" in rest or b"\r\r" in rest or b"\n\r" in rest
+    )  # fmt: skip
 
 
 def parse_events(body: bytes) -> list[Event]:

@@ -239,9 +239,14 @@ def _holder(chunks: list[bytes], offset: int) -> int:
 @given(body=any_bodies, cuts=cut_lists)
 @example(body=b"data: a\n\nevent: x\ndata: b\n\n", cuts=[3, 3, 12, 20])
 def test_times_follow_the_bytes(body: bytes, cuts: list[int]) -> None:
-    """With chunk i arriving at t=i: an event's t is when its last byte came, t_first when its first did."""
+    """With chunk i arriving at t=i: an event's t is when its last byte came, t_first when its first did,
+    and a comment's t when its line end came."""
     chunks = split_at(body, cuts)
-    for e in (x for x in parse_all(chunks) if isinstance(x, Event)):
+    items = parse_all(chunks)
+    for c in (x for x in items if isinstance(x, Comment)):
+        line_end = min(i for i in (body.find(b"\r", c.offset), body.find(b"\n", c.offset)) if i >= 0)
+        assert c.t == _holder(chunks, line_end), c
+    for e in (x for x in items if isinstance(x, Event)):
         assert e.t == e.chunk == _holder(chunks, e.end - 1), e
         first_line = 0 if e.start == 3 and body.startswith(b"\xef\xbb\xbf") else e.start  # the BOM's line
         assert e.t_first == _holder(chunks, first_line), e
