@@ -107,7 +107,7 @@ class EventStreamParser:
             taken = self._blocks(data, t, out)
             if taken:
                 rest = data[taken:]
-                if not _ends_an_event(rest):
+                if not (_ends_an_event(rest) if b"\r" in rest else rest[:1] == b"\n" or b"\n\n" in rest):
                     lines.hold(rest)  # wait for the next chunk: it may end more whole events
                     if rest:
                         self._partial_t = t
@@ -188,14 +188,14 @@ class EventStreamParser:
     def _batch(self, region: bytes, nl: bytes, sep: bytes, breaks: int, start: int, t_first: float | None,
                t: float | None, out: list[Item]) -> bool:  # fmt: skip
         """Many blocks at once (whole-body and 64 KiB reads): False when they are not all one shape."""
-        blocks = region.split(sep)
-        n = len(blocks)
-        first = blocks[0]
+        n = region.count(sep) + 1  # the shape is proven by counting before anything is split
         types: Iterable[str]
-        if breaks == 2 * (n - 1) and first.startswith(b"data: ") and region.count(sep + b"data: ") == n - 1:
+        if breaks == 2 * (n - 1) and region.startswith(b"data: ") and region.count(sep + b"data: ") == n - 1:
+            blocks = region.split(sep)
             types = repeat("message", n)
             datas = [b[6:].decode("utf-8") for b in blocks]
-        elif breaks == 3 * n - 2 and first.startswith(b"event: ") and region.count(sep + b"event: ") == n - 1:
+        elif breaks == 3 * n - 2 and region.startswith(b"event: ") and region.count(sep + b"event: ") == n - 1:
+            blocks = region.split(sep)
             data_line = nl + b"data: "
             parts = [b.partition(data_line) for b in blocks]
             if any(not p[1] or nl in p[2] for p in parts):
