@@ -11,11 +11,8 @@ an unfinished line waits as a list of pieces joined only when its end arrives.
 
 from __future__ import annotations
 
-import re
-
 __all__ = ["LineSplitter"]
 
-_LINE_END = re.compile(rb"\r\n?|\n")
 _LF = 10
 
 
@@ -116,22 +113,34 @@ class LineSplitter:
                 self._count_crlf(base - 1)
             else:
                 self._count_cr(base - 1)
-        for match in _LINE_END.finditer(chunk, pos):
-            s, e = match.span()
+        # Two memchr scans, each moving forward only: linear, and far faster than a regex on long lines.
+        find = chunk.find
+        lf = find(b"\n", pos)
+        cr = find(b"\r", pos)
+        while lf >= 0 or cr >= 0:
+            if cr < 0 or 0 <= lf < cr:
+                s = lf
+                e = s + 1
+                self.lf += 1
+                lf = find(b"\n", e)
+            else:
+                s = cr
+                e = s + 1
+                if e < n and chunk[e] == _LF:
+                    e += 1
+                    self._count_crlf(base + s)
+                    lf = find(b"\n", e)
+                elif e == n:
+                    self._after_cr = True  # CR or CRLF: the next chunk tells
+                else:
+                    self._count_cr(base + s)
+                cr = find(b"\r", e)
             if self._parts:
                 self._parts.append(chunk[pos:s])
                 lines.append((self._partial_start, b"".join(self._parts)))
                 self._parts = []
             else:
                 lines.append((base + pos, chunk[pos:s]))
-            if e - s == 2:
-                self._count_crlf(base + s)
-            elif chunk[s] == _LF:
-                self.lf += 1
-            elif e == n:
-                self._after_cr = True  # CR or CRLF: the next chunk tells
-            else:
-                self._count_cr(base + s)
             pos = e
         if pos < n:
             if not self._parts:
