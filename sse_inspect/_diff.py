@@ -153,7 +153,8 @@ def _opcodes(
     a: Sequence[Event], b: Sequence[Event], key: Callable[[Event], Hashable]
 ) -> list[tuple[str, int, int, int, int]]:
     # autojunk off: a stream's repeated events (pings, empty deltas) must still align
-    return difflib.SequenceMatcher(None, [key(e) for e in a], [key(e) for e in b], autojunk=False).get_opcodes()
+    matcher = difflib.SequenceMatcher(None, [key(e) for e in a], [key(e) for e in b], autojunk=False)
+    return [(tag, i1, i2, j1, j2) for tag, i1, i2, j1, j2 in matcher.get_opcodes()]
 
 
 def diff_events(a: Analysis, b: Analysis) -> EventsDiff:

@@ -31,7 +31,7 @@ class Event(NamedTuple):
     - `chunk`: index of the chunk that completed the event.
     """
 
-    index: int
+    index: int  # type: ignore[assignment]  # a field named as tuple.index: the issue's JSON key
     type: str = "message"
     data: str = ""
     id: str = ""

@@ -44,6 +44,11 @@ class LineSplitter:
         return self._partial_start if self._parts else None
 
     @property
+    def pending_start(self) -> int:
+        """Offset of the bytes not yet cut into lines (the current offset when there are none)."""
+        return self._partial_start if self._parts else self._offset
+
+    @property
     def after_cr(self) -> bool:
         """The last byte was a CR ending a line: an LF next would belong to it."""
         return self._after_cr

@@ -155,7 +155,7 @@ class EventStreamParser:
         breaks = region.count(nl)
         if len(nl) == 2 and not (region.count(b"\r") == breaks == region.count(b"\n")):
             return 0  # a lone CR or LF among the CRLFs
-        start = lines.partial_start if head else lines.offset
+        start = lines.pending_start
         t_first = self._partial_t if head else t
         tail = len(nl) + 1  # from a block's end to its event's end: past the blank line's first character
         try:

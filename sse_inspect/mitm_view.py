@@ -69,9 +69,9 @@ _view = _View()
 def register() -> None:
     """Add the view (once) to mitmproxy's views."""
     if all(getattr(v, "name", None) != NAME for v in getattr(contentviews, "views", [])):
-        contentviews.add(_view)
+        contentviews.add(_view)  # type: ignore[arg-type]  # the API this mitmproxy has
 
 
 def unregister() -> None:
     if hasattr(contentviews, "remove") and _view in getattr(contentviews, "views", []):
-        contentviews.remove(_view)
+        contentviews.remove(_view)  # type: ignore[arg-type]

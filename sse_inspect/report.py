@@ -248,8 +248,9 @@ def _series(r: Report, i: int, x: Callable[[float], float], b_max: float, e_max:
     steps = "".join(f"H{_n(x(e.t or 0.0))}V{_n(ye(e.index + 1))}" for e in a.events)
     yield f'<path class="events" stroke="{colour}" d="M{_n(x(0))} {_n(ye(0))}{steps}"/>'
     marks = (("ttfb", a.timing.ttfb, "first byte"), ("first-token", a.timing.first_token, "first token"))
-    for row, (cls, t, what) in enumerate(marks, start=2 * i):
-        if t is not None:
+    for row, (cls, when, what) in enumerate(marks, start=2 * i):
+        if when is not None:
+            t = when
             tip = f"{label}: {what} {seconds(t)}"
             anchor, dx = ("end", -3) if x(t) > _LEFT + _PW / 2 else ("start", 3)
             yield (f'<line class="{cls}" stroke="{colour}" x1="{_n(x(t))}" y1="{_TOP}" x2="{_n(x(t))}" y2="{bottom}">'

@@ -116,7 +116,7 @@ def run_checks(
 
 
 def _verdict(a: Analysis, findings: list[Finding]) -> str:
-    by_code = {}
+    by_code: dict[str, Finding] = {}
     for f in findings:
         by_code.setdefault(f.code, f)
     for code, word in (

@@ -65,7 +65,7 @@ def check_timing(ctx: Context) -> Iterator[Finding]:
     # created + in_progress + output_item.added ...) together on its own.
     per_chunk = Counter(e.chunk for e in a.events if e.index in text)
     rels = releases(a.chunks, per_chunk, start, th)
-    times = [e.t for e in a.events if e.index in text]
+    times = [e.t or 0.0 for e in a.events if e.index in text]  # timed: every t is set
     yield from _bursts_and_flush(rels, times, th)
     yield from _fixed_size(ctx)
     yield from _silences(ctx, start)

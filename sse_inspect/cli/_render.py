@@ -135,9 +135,9 @@ class Timeline:
         top = max(buckets) or 1
         held = {i for b in self.bursts for i in range(col(b["t"]), col(b["t"] + b["span_ms"] / 1000) + 1)}
         bars = Text.assemble(("│", "dim"))
-        for i, b in enumerate(buckets):
-            if b:
-                bars.append(_SPARK[max(1, round(b / top * 8))], style="bold yellow" if i in held else "magenta")
+        for i, size in enumerate(buckets):
+            if size:
+                bars.append(_SPARK[max(1, round(size / top * 8))], style="bold yellow" if i in held else "magenta")
             else:
                 bars.append("·", style="dim")
         bars.append("│", style="dim")

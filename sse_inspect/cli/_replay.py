@@ -127,7 +127,7 @@ def _replay_live(analysis: Analysis, pace: float | None, console: Console) -> No
         return Group(Panel(_render.safe(tail), title="answer", title_align="left"), Text(status, style="dim"))
 
     with Live(console=console, auto_refresh=False, transient=False) as live:
-        state = (0.0, [], 0)
+        state: tuple[float, list[Event], int] = (0.0, [], 0)
         for t, events, size in _progress(analysis, pace):
             state = (t, events, size)
             now = time.monotonic()

@@ -144,7 +144,7 @@ def _locate(tools: ToolCalls, fragment: dict[str, Any], function: dict[str, Any]
         if call is not None and call_id and call.id and call.id != call_id:  # a server reusing one index
             call = None
     if call is None:
-        fresh = by_id or by_index or function.get("name") or tools.last is None
-        call = tools.new() if fresh else tools.last
+        last = tools.last
+        call = last if last is not None and not (by_id or by_index or function.get("name")) else tools.new()
     tools.bind(call, by_index, by_id)
     return call

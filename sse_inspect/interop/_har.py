@@ -79,7 +79,7 @@ def _entry(entry: Any, index: int, source: str, path: str | None) -> Capture:
             status=status, reason=str(res.get("statusText", "")), http_version=str(res.get("httpVersion", "")),
             headers=headers, t=own.get("response_t"),
         ), fail, path)  # fmt: skip
-    timings = entry.get("timings") if isinstance(entry.get("timings"), dict) else {}
+    timings: dict[str, Any] = entry["timings"] if isinstance(entry.get("timings"), dict) else {}
     extra: dict[str, Any] = {"har": {k: entry[k] for k in ("startedDateTime", "time", "timings") if k in entry}}
     encoding = next((v for k, v in headers if k.lower() == "content-encoding"), None)
     if encoding is not None:
@@ -176,9 +176,8 @@ def _sum(a: Any, b: Any) -> int | None:
 
 def _ms(timings: dict[str, Any], *names: str) -> float | None:
     values = [timings.get(n) for n in names]
-    if not all(isinstance(v, int | float) and not isinstance(v, bool) and v >= 0 for v in values):
-        return None
-    return round(sum(values) / 1000, 6)
+    numbers = [float(v) for v in values if isinstance(v, int | float) and not isinstance(v, bool) and v >= 0]
+    return round(sum(numbers) / 1000, 6) if len(numbers) == len(values) else None
 
 
 # -- writing ---------------------------------------------------------------------------
