@@ -57,6 +57,7 @@ class Comment:
     t: float | None = None
     """Arrival time of the byte that completed the line."""
     chunk: int = 0
+    """Index of the chunk that completed the line."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

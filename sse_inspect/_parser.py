@@ -53,7 +53,8 @@ class EventStreamParser:
         self._lines = LineSplitter()
         self._chunk = -1
         self._t: float | None = None
-        self._partial_t: float | None = None  # arrival time of the unfinished line's first byte
+        self._partial_t: float | None = None  # arrival time of the pending bytes' first byte
+        self._partial_chunk = 0  # and the index of its chunk
         self._first_line = True
         self._closed = False
         # The spec's buffers. The data buffer is kept as a list of lines, joined at dispatch.
@@ -100,7 +101,7 @@ class EventStreamParser:
         taken = lines.absorb(data)
         if taken:  # no line ends here: the unfinished line grows, nothing to parse
             if taken == 2:
-                self._partial_t = t
+                self._partial_t, self._partial_chunk = t, self._chunk
             return []
         out: list[Item] = []
         if self._start is None and not self._data and not self._event_type and not lines.after_cr:
@@ -110,7 +111,7 @@ class EventStreamParser:
                 if not (_ends_an_event(rest) if b"\r" in rest else rest[:1] == b"\n" or b"\n\n" in rest):
                     lines.hold(rest)  # wait for the next chunk: it may end more whole events
                     if rest:
-                        self._partial_t = t
+                        self._partial_t, self._partial_chunk = t, self._chunk
                     if lines.first_crlf is not None:
                         self._line_ending_notices(out)
                     return out
@@ -118,16 +119,17 @@ class EventStreamParser:
         self._lines_of(lines.feed(data), lines.offset - len(data), t, out)
         partial = lines.partial_start
         if partial is not None and partial >= lines.offset - len(data):
-            self._partial_t = t
+            self._partial_t, self._partial_chunk = t, self._chunk
         if lines.first_cr is not None or lines.first_crlf is not None:
             self._line_ending_notices(out)
         return out
 
     def _lines_of(self, done: list[tuple[int, bytes]], base: int, t: float | None, out: list[Item]) -> None:
         """Interpret finished lines; those that started (or ended) before `base` came with earlier chunks."""
-        held = self._partial_t
+        held, held_chunk = self._partial_t, self._partial_chunk
         for start, raw in done:
-            self._line(start, raw, held if start < base else t, t if start + len(raw) >= base else held, out)
+            now = start + len(raw) >= base  # its line end came with this chunk
+            self._line(start, raw, held if start < base else t, t if now else held, self._chunk if now else held_chunk, out)
 
     def _blocks(self, data: bytes, t: float | None, out: list[Item]) -> int:
         """The fast path: whole events of the two shapes LLM servers send, without going line by line.
@@ -241,8 +243,10 @@ class EventStreamParser:
             )
         return out
 
-    def _line(self, start: int, raw: bytes, t: float | None, t_done: float | None, out: list[Item]) -> None:
-        """One finished line, which started arriving at `t` and was finished at `t_done`."""
+    def _line(
+        self, start: int, raw: bytes, t: float | None, t_done: float | None, chunk_done: int, out: list[Item]
+    ) -> None:
+        """One finished line, which started arriving at `t` and was finished at `t_done`, in chunk `chunk_done`."""
         if self._first_line:
             self._first_line = False
             if raw.startswith(_BOM):
@@ -269,7 +273,7 @@ class EventStreamParser:
         colon = line.find(":")
         if colon == 0:
             self._comments += 1
-            out.append(Comment(text=line[1:], offset=start, t=t_done, chunk=self._chunk))
+            out.append(Comment(text=line[1:], offset=start, t=t_done, chunk=chunk_done))
             return
         if colon < 0:
             name, value = line, ""

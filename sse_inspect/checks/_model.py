@@ -145,9 +145,6 @@ class Thresholds:
     long_silence_s: float = 30.0
     """long-silence: half of the common 60 s idle timeout (nginx proxy_read_timeout, AWS ALB)."""
 
-    def describe(self) -> str:
-        return ", ".join(f"{f.name}={getattr(self, f.name)}" for f in dataclasses.fields(self))
-
 
 def parse_threshold(thresholds: Thresholds, text: str) -> Thresholds:
     """`thresholds` with one `NAME=VALUE` applied; raises SSEInspectError naming the known names."""

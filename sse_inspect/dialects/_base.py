@@ -135,11 +135,3 @@ class Dialect(ABC):
     def rebuild(self, events: Iterable[Event]) -> Answer:
         """Rebuild the answer from all the events of one stream, in order."""
 
-
-def loads_object(data: str) -> dict[str, Any] | None:
-    """`data` parsed as a JSON object, or None when it is not one."""
-    try:
-        value = json.loads(data)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
