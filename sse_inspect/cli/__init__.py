@@ -33,7 +33,8 @@ def cli() -> None:
 
     CAPTURE is an sse-capture/1 file, a raw text/event-stream body, a HAR, curl --trace or
     mitmproxy flow file, or - for stdin.
-    Exit codes: 0 success, 1 `check` found problems (see --fail-on), 2 bad usage or unreadable input.
+    Exit codes: 0 success, 1 `check` found problems (see --fail-on) or `diff` a difference,
+    2 bad usage or unreadable input.
     """
 
 
