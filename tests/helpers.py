@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+import socket
+import subprocess
+import time
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from sse_inspect import Comment, Event, EventStreamParser, Notice
@@ -100,3 +103,25 @@ def reference_events(body: bytes) -> list[tuple[str, str, str, int | None]]:
 
 def simple(events: Iterable[Event | Comment | Notice]) -> list[tuple[str, str, str, int | None]]:
     return [(e.type, e.data, e.id, e.retry) for e in events if isinstance(e, Event)]
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on right now (a small race remains until it is taken)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_listening(port: int, process: subprocess.Popen[bytes], what: str, log: Callable[[], str],
+                   timeout: float) -> None:  # fmt: skip
+    """Wait until `process` accepts connections on `port`; raise with its log when it exits or times out."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"{what} exited with {process.returncode}:\n{log()}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise AssertionError(f"{what} not listening on {port} after {timeout} s:\n{log()}")

@@ -15,7 +15,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -29,7 +28,7 @@ import pytest
 
 from sse_inspect import Capture, load_capture
 
-from .helpers import ROOT
+from .helpers import ROOT, free_port, wait_listening
 from .sse_server import SSEServer
 
 MITMDUMP = Path(sys.executable).with_name("mitmdump")
@@ -113,24 +112,12 @@ class Proxy:
         return self.process.returncode
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _wait_listening(proxy: Proxy, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proxy.process.poll() is not None:
-            raise AssertionError(f"mitmdump exited with {proxy.process.returncode}:\n{proxy.log()}")
-        try:
-            socket.create_connection(("127.0.0.1", proxy.port), timeout=0.5).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    proxy.stop()
-    raise AssertionError(f"mitmdump not listening on {proxy.port} after {timeout} s:\n{proxy.log()}")
+    try:
+        wait_listening(proxy.port, proxy.process, "mitmdump", proxy.log, timeout)
+    except AssertionError:
+        proxy.stop()
+        raise
 
 
 def _set_args(options: dict[str, OptionValue]) -> list[str]:
@@ -162,7 +149,7 @@ def start_proxy(tmp_path: Path) -> Iterator[StartProxy]:
         home = tmp_path / f"mitmdump-{len(started)}"
         home.mkdir()
         options = {"sse_capture_dir": str(tmp_path / "caps"), **options}
-        port, capture_dir, log_path = _free_port(), Path(str(options["sse_capture_dir"])), home / "mitmdump.log"
+        port, capture_dir, log_path = free_port(), Path(str(options["sse_capture_dir"])), home / "mitmdump.log"
         args = [str(MITMDUMP), "--mode", mode, "--listen-host", "127.0.0.1", "--listen-port", str(port)]
         args += ["--set", f"confdir={home / 'conf'}"]
         if addon:

@@ -40,6 +40,7 @@ from sse_inspect import Capture, analyze, diff_timing  # noqa: E402
 from sse_inspect.checks import Report, Severity, run_checks  # noqa: E402
 from sse_inspect.cli import cli  # noqa: E402
 
+from .helpers import free_port  # noqa: E402
 from .nginx_lab import (  # noqa: E402
     BUFFERED,
     BUFFERED_LONG,
@@ -53,7 +54,6 @@ from .nginx_lab import (  # noqa: E402
     Run,
     Scenario,
     answer_of,
-    free_port,
     nginx_available,
     openai_events,
     post,

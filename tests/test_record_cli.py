@@ -30,8 +30,11 @@ pytest.importorskip("httpx", reason="fetch and record need httpx (the [record] e
 from sse_inspect import Capture, load_capture  # noqa: E402
 from sse_inspect.cli import cli  # noqa: E402
 
-from .helpers import ROOT  # noqa: E402
-from .recording_fixtures import Proxy, _free_port, _wait_listening, chat_events  # noqa: E402
+from .helpers import (
+    ROOT,  # noqa: E402
+    free_port,
+)
+from .recording_fixtures import Proxy, _wait_listening, chat_events  # noqa: E402
 from .sse_server import Ending, Script, SSEServer, Write  # noqa: E402
 
 PATH = "/v1/chat/completions"
@@ -177,7 +180,7 @@ def test_fetch_server_disconnect_keeps_the_capture(tmp_path: Path, server: SSESe
 def test_fetch_connection_refused_is_one_line(tmp_path: Path) -> None:
     """Nothing listens at the URL (the local model server is not started): exit 2, one "Error:"
     line on stderr with the key in the URL redacted, no traceback, no capture file."""
-    url = f"http://127.0.0.1:{_free_port()}{PATH}?key=AIzaREFUSED-SECRET"
+    url = f"http://127.0.0.1:{free_port()}{PATH}?key=AIzaREFUSED-SECRET"
 
     run = fetch(url, "--dir", str(tmp_path / "caps"))
 
@@ -263,7 +266,7 @@ def start_record(tmp_path: Path) -> Iterator[StartRecord]:
     started: list[Recorder] = []
 
     def start(*args: str, upstream: str | None = None) -> Recorder:
-        port = _free_port()
+        port = free_port()
         argv = record_command(tmp_path, port, *args, *(["--upstream", upstream] if upstream else []))
         out_path, err_path = tmp_path / f"record-{len(started)}.out", tmp_path / f"record-{len(started)}.err"
         with out_path.open("wb") as out, err_path.open("wb") as err:
@@ -379,13 +382,13 @@ def test_record_port_in_use(tmp_path: Path) -> None:
 def test_record_bad_filter(tmp_path: Path) -> None:
     """A typo in `--filter` (an unbalanced parenthesis): exit 2 with one line naming the expression,
     before anything listens."""
-    line = record_fails(tmp_path, _free_port(), "--filter", "~q ((")
+    line = record_fails(tmp_path, free_port(), "--filter", "~q ((")
     assert line.startswith("Error:") and "~q ((" in line, line
 
 
 def test_record_bad_upstream(tmp_path: Path) -> None:
     """A typo in `--upstream` (a scheme mitmproxy cannot reverse-proxy to): exit 2 with one line
     naming the problem, as for every other bad option."""
-    line = record_fails(tmp_path, _free_port(), "--upstream", "htps://api.openai.com")
+    line = record_fails(tmp_path, free_port(), "--upstream", "htps://api.openai.com")
     assert line.startswith("Error:") and "htps" in line, line
 
