@@ -1,17 +1,19 @@
 """sse-inspect: record, replay and diagnose Server-Sent Events streams.
 
 The core is sans-I/O: `EventStreamParser` turns bytes into events, `load_capture`
-reads a recorded exchange, `analyze` rebuilds what the user of an LLM API saw.
+reads a recorded exchange (`open_capture` streams one too big to hold), `analyze` rebuilds
+what the user of an LLM API saw.
 """
 
 from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from ._analysis import Analysis, Timing, analyze
+from ._analysis import Analysis, Observer, Timing, analyze
 from ._capture import (
     FORMAT,
     Capture,
+    CaptureStream,
     Chunk,
     End,
     Request,
@@ -19,6 +21,7 @@ from ._capture import (
     capture_from_body,
     dump_capture,
     load_capture,
+    open_capture,
     parse_capture,
 )
 from ._diff import EventsDiff, TextDiff, TimingDiff, diff_events, diff_text, diff_timing
@@ -34,6 +37,7 @@ __all__ = [
     "Answer",
     "Capture",
     "CaptureError",
+    "CaptureStream",
     "Choice",
     "Chunk",
     "Comment",
@@ -47,6 +51,7 @@ __all__ = [
     "FORMAT",
     "InbandError",
     "Notice",
+    "Observer",
     "ParseStats",
     "RechunkSpec",
     "RechunkSpecError",
@@ -67,6 +72,7 @@ __all__ = [
     "dump_capture",
     "get_dialect",
     "load_capture",
+    "open_capture",
     "parse_capture",
     "parse_events",
     "parse_rechunk_spec",

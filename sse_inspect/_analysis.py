@@ -1,37 +1,53 @@
-"""From a capture to what it means: decode, re-cut, parse, rebuild, and time it.
+"""From a capture to what it means: decode, re-cut, parse, rebuild and time it, in one pass.
 
     analysis = analyze(load_capture("captures/openai-chat-text.jsonl"))
     analysis.answer.text, analysis.timing.ttfb, analysis.events[0]
+
+    with open_capture("huge.jsonl") as stream:   # memory that does not grow with the capture
+        analysis = analyze(stream, keep=False, observers=[...])
+
+The pass reads each chunk once. What must see every chunk or event (the checks, the terminal
+timeline, `events --json`) does so as an `Observer`, so nothing needs the events kept.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import dataclasses
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from ._capture import Capture, Chunk
+from ._capture import Capture, CaptureStream, Chunk
 from ._decoding import BodyDecoder, ContentDecodingError
 from ._events import Comment, Event, Notice
 from ._parser import EventStreamParser, ParseStats
-from ._rechunk import RechunkSpec, rechunk
+from ._rechunk import RechunkSpec
+from ._rechunk import rechunk as recut
 from .dialects import detect_dialect, get_dialect
-from .dialects._base import Answer
+from .dialects._accumulate import Reader
+from .dialects._base import END, TEXT, Answer, Dialect
 
-__all__ = ["Analysis", "Timing", "analyze", "body_chunks", "parse_capture_stream"]
+__all__ = ["Analysis", "Observer", "Timing", "analyze", "body_chunks"]
 
 DETECT_EVENTS = 50
 """How many leading events dialect detection looks at."""
+NOTICES_KEPT = 100
+"""Notices of each kind an analysis that keeps no events holds on to (observers see them all)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Timing:
     """When things arrived, in seconds since the request was sent (None: the capture is untimed)."""
 
+    timed: bool
+    """Whether every chunk has an arrival time (False for raw bodies and untimed imports)."""
     ttfb: float | None
     """Time to the first byte of the body."""
     first_event: float | None
     first_token: float | None
     """Time to the first event that carried answer text, reasoning or a tool call piece."""
+    end_marker: float | None
+    """Time of the first end marker."""
     total: float | None
     chunks: int
     bytes: int
@@ -50,7 +66,11 @@ class Timing:
 
 @dataclass(frozen=True, kw_only=True)
 class Analysis:
-    """A capture, the events parsed from it, the rebuilt answer and its timing."""
+    """A capture, the events parsed from it, the rebuilt answer and its timing.
+
+    With `analyze(..., keep=False)` the chunks, events and comments are not kept (empty
+    tuples), the notices are the first `NOTICES_KEPT` of each kind, and `capture` holds no chunks.
+    """
 
     capture: Capture
     chunks: tuple[Chunk, ...]
@@ -62,30 +82,61 @@ class Analysis:
     answer: Answer
     timing: Timing
     rechunk: RechunkSpec | None = None
+    kept: bool = True
+    """Whether the chunks and events were kept."""
 
     @property
     def dialect(self) -> str:
         return self.answer.dialect
 
 
-def body_chunks(capture: Capture, notices: list[Notice] | None = None) -> Iterator[Chunk]:
-    """The capture's body chunks with the Content-Encoding undone, each at its arrival time.
+class Observer:
+    """Watches one analysis pass as it goes; subclasses override what they need.
+
+    `wire` sees the chunks as read; the other calls start once the dialect is known (after
+    the first events), in stream order: each parsed chunk's items, then the chunk itself.
+    """
+
+    def wire(self, chunk: Chunk) -> None:
+        """A chunk as it crossed the wire (still content-encoded, if it was)."""
+
+    def event(self, event: Event, flags: int) -> None:
+        """An event and what the dialect saw in it (`TEXT`, `END`, `INVALID_JSON`, `ERROR` flags)."""
+
+    def comment(self, comment: Comment) -> None:
+        """A comment line."""
+
+    def notice(self, notice: Notice) -> None:
+        """Something the parser or the content decoding noticed."""
+
+    def chunk(self, index: int, chunk: Chunk, text_events: int) -> None:
+        """A chunk as parsed, after its items; `text_events` of its events carried output."""
+
+    def close(self, analysis: Analysis) -> None:
+        """The pass is over; `analysis` is what it found."""
+
+
+def body_chunks(
+    capture: Capture, notices: list[Notice] | None = None, chunks: Iterable[Chunk] | None = None
+) -> Iterator[Chunk]:
+    """The capture's body chunks (or `chunks` of it) with the Content-Encoding undone, each at its arrival time.
 
     A body that stops decoding ends there, with a "decode-error" notice added to `notices`.
     """
+    wire = capture.chunks if chunks is None else chunks
     try:
         decoder = BodyDecoder(capture.content_encoding)
     except ContentDecodingError as exc:
         _note(notices, f"body left as sent: {exc}", 0, None)
-        yield from capture.chunks
+        yield from wire
         return
     if decoder.identity:
-        yield from capture.chunks
+        yield from wire
         return
     offset = 0
     t = None
     try:
-        for chunk in capture.chunks:
+        for chunk in wire:
             t = chunk.t
             data = decoder.decode(chunk.data)
             offset += len(chunk.data)
@@ -103,74 +154,226 @@ def _note(notices: list[Notice] | None, message: str, offset: int, t: float | No
         notices.append(Notice(kind="decode-error", message=message, offset=offset, t=t))
 
 
-def parse_capture_stream(
-    capture: Capture, spec: RechunkSpec | None = None
-) -> tuple[tuple[Chunk, ...], list[Event | Comment | Notice], ParseStats]:
-    """Decode, re-cut and parse a capture's body: (chunks as parsed, everything parsed, stats)."""
+def analyze(
+    source: Capture | CaptureStream,
+    *,
+    rechunk: RechunkSpec | None = None,
+    dialect: str | None = None,
+    keep: bool = True,
+    rebuild: bool = True,
+    observers: Sequence[Observer] = (),
+) -> Analysis:
+    """Parse a capture (or read an open `CaptureStream` through) and rebuild its answer with `dialect`
+    (detected when None). `keep=False` keeps no chunks or events: memory stays flat however long the
+    stream (but for the answer's text); `rebuild=False` rebuilds no answer (an empty generic one) and
+    gives every event the flags 0; `observers` see everything as it passes. A re-cut (`rechunk`)
+    holds the body whole."""
+    head = source.capture if isinstance(source, CaptureStream) else source
+    run = _Pass(head, get_dialect(dialect) if dialect else None, keep, observers)
+    if not rebuild:
+        run.dialect, run.reader = get_dialect("generic"), _Unread()
+    wire: Iterable[Chunk] = run.read_wire(source if isinstance(source, CaptureStream) else source.chunks)
     decode_notices: list[Notice] = []
-    chunks = list(body_chunks(capture, decode_notices))
-    if spec is not None:
-        chunks = rechunk(chunks, spec)
+    chunks = body_chunks(head, decode_notices, wire)
+    if rechunk is not None:
+        chunks = iter(recut(list(chunks), rechunk))
     parser = EventStreamParser()
-    items: list[Event | Comment | Notice] = list(decode_notices)
-    for chunk in chunks:
-        items += parser.feed(chunk.data, chunk.t)
-    items += parser.close()
-    return tuple(chunks), items, parser.stats
+    feed = parser.feed
+    for index, chunk in enumerate(chunks):
+        run.parsed(index, chunk, feed(chunk.data, chunk.t))
+    run.parsed(None, None, [*decode_notices, *parser.close()])
+    capture = source.capture if isinstance(source, CaptureStream) else source
+    return run.finish(capture, parser.stats, rechunk)
 
 
-def analyze(capture: Capture, *, rechunk: RechunkSpec | None = None, dialect: str | None = None) -> Analysis:
-    """Parse the capture and rebuild its answer with `dialect` (detected when None)."""
-    chunks, items, stats = parse_capture_stream(capture, rechunk)
-    events = tuple(x for x in items if isinstance(x, Event))
-    comments = tuple(x for x in items if isinstance(x, Comment))
-    notices = tuple(x for x in items if isinstance(x, Notice))
-    url = capture.request.url if capture.request else None
-    rebuilder = get_dialect(dialect) if dialect else detect_dialect(events[:DETECT_EVENTS], url)
-    answer = rebuilder.rebuild(events)
-    return Analysis(
-        capture=capture,
-        chunks=chunks,
-        events=events,
-        comments=comments,
-        notices=notices,
-        stats=stats,
-        answer=answer,
-        timing=_timing(capture, chunks, events, comments, answer),
-        rechunk=rechunk,
-    )
+
+class _Unread(Reader):
+    """A reader that reads nothing, for `analyze(rebuild=False)`."""
+
+    def feed(self, event: Event) -> int:
+        return 0
+
+    def is_end(self, event: Event, kind: str, payload: dict[str, Any]) -> bool:
+        return False
+
+    def step(self, event: Event, kind: str, payload: dict[str, Any]) -> None:
+        pass
 
 
-def _timing(
-    capture: Capture, chunks: tuple[Chunk, ...], events: tuple[Event, ...], comments: tuple[Comment, ...], answer: Answer
-) -> Timing:
-    timed = capture.timed and all(c.t is not None for c in capture.chunks)
-    text_times = [events[i].t for i in answer.text_events if i < len(events)]
-    first_token = text_times[0] if timed and text_times else None
-    rate = None
-    if timed and len(text_times) >= 2:
-        span = text_times[-1] - text_times[0]  # type: ignore[operator]
-        rate = (len(text_times) - 1) / span if span > 0 else None
-    max_gap = gap_at = None
-    if timed:
-        last = 0.0  # the request: a hop holding the whole body is silent from there
-        for c in capture.chunks:
-            gap = c.t - last  # type: ignore[operator]
-            if max_gap is None or gap > max_gap:
-                max_gap, gap_at = gap, c.t
-            last = c.t  # type: ignore[assignment]
-    return Timing(
-        ttfb=capture.chunks[0].t if timed and capture.chunks else None,
-        first_event=events[0].t if timed and events else None,
-        first_token=first_token,
-        total=capture.duration if timed else None,
-        chunks=len(capture.chunks),
-        bytes=sum(len(c.data) for c in capture.chunks),
-        decoded_bytes=sum(len(c.data) for c in chunks),
-        events=len(events),
-        comments=len(comments),
-        text_events=len(text_times),
-        tokens_per_s=rate,
-        max_gap=max_gap,
-        max_gap_at=gap_at,
-    )
+def _hooks(observers: Sequence[Observer], name: str) -> list[Callable[..., None]]:
+    """The `name` methods of the observers that have one of their own (calling the others is waste)."""
+    return [getattr(o, name) for o in observers if getattr(type(o), name) is not getattr(Observer, name)]
+
+
+class _Pass:
+    """The state of one analysis pass: only counters, unless asked to keep the events."""
+
+    def __init__(self, capture: Capture, dialect: Dialect | None, keep: bool, observers: Sequence[Observer]) -> None:
+        self.capture = capture
+        self.url = capture.request.url if capture.request else None
+        self.dialect = dialect
+        self.reader = dialect.reader() if dialect else None
+        self.keep = keep
+        self.observers = tuple(observers)
+        self.on_wire = _hooks(observers, "wire")
+        self.on_event = _hooks(observers, "event")
+        self.on_comment = _hooks(observers, "comment")
+        self.on_notice = _hooks(observers, "notice")
+        self.on_chunk = _hooks(observers, "chunk")
+        self.waiting: list[tuple[int | None, Chunk | None, list[Event | Comment | Notice]]] = []
+        self.waiting_events = 0
+        # kept, when keeping
+        self.wire_chunks: list[Chunk] = []
+        self.chunks: list[Chunk] = []
+        self.events: list[Event] = []
+        self.comments: list[Comment] = []
+        self.notices: list[Notice] = []
+        self.notice_counts: dict[str, int] = {}
+        self.text_indices: list[int] = []
+        # the wire
+        self.n_wire = self.wire_bytes = 0
+        self.all_timed = True
+        self.ttfb: float | None = None
+        self.last_t = 0.0  # the request: a hop holding the whole body is silent from there
+        self.max_gap: float | None = None
+        self.max_gap_at: float | None = None
+        # the parsed stream
+        self.decoded_bytes = self.n_events = self.n_comments = self.n_text = 0
+        self.first_event: float | None = None
+        self.first_text: float | None = None
+        self.last_text: float | None = None
+        self.end_marker: float | None = None
+
+    def read_wire(self, chunks: Iterable[Chunk]) -> Iterator[Chunk]:
+        observers = self.on_wire
+        keep = self.wire_chunks.append if self.keep else None
+        for chunk in chunks:
+            t = chunk.t
+            if self.n_wire == 0:
+                self.ttfb = t
+            self.n_wire += 1
+            self.wire_bytes += len(chunk.data)
+            if t is None:
+                self.all_timed = False
+            elif self.all_timed:
+                gap = t - self.last_t
+                if self.max_gap is None or gap > self.max_gap:
+                    self.max_gap, self.max_gap_at = gap, t
+                self.last_t = t
+            if keep is not None:
+                keep(chunk)
+            for wire in observers:
+                wire(chunk)
+            yield chunk
+
+    def parsed(self, index: int | None, chunk: Chunk | None, items: list[Event | Comment | Notice]) -> None:
+        """One parsed chunk's items (index None: what came at the end); held until the dialect is known."""
+        if self.reader is None:
+            self.waiting.append((index, chunk, items))
+            self.waiting_events += sum(type(x) is Event for x in items)
+            if self.waiting_events < DETECT_EVENTS and index is not None:
+                return
+            first = [x for _, _, xs in self.waiting for x in xs if type(x) is Event][:DETECT_EVENTS]
+            self.dialect = detect_dialect(first, self.url)  # type: ignore[arg-type]
+            self.reader = self.dialect.reader()
+            waiting, self.waiting = self.waiting, []
+            for args in waiting:
+                self._take(*args)
+            return
+        self._take(index, chunk, items)
+
+    def _take(self, index: int | None, chunk: Chunk | None, items: list[Event | Comment | Notice]) -> None:
+        assert self.reader is not None
+        feed = self.reader.feed
+        on_event, on_comment, on_notice = self.on_event, self.on_comment, self.on_notice
+        text = 0
+        for item in items:
+            if type(item) is Event:
+                flags = feed(item)
+                t = item.t
+                if self.n_events == 0:
+                    self.first_event = t
+                self.n_events += 1
+                if flags & TEXT:
+                    text += 1
+                    if self.n_text == 0:
+                        self.first_text = t
+                    self.n_text += 1
+                    self.last_text = t
+                    if self.keep:
+                        self.text_indices.append(item.index)
+                if flags & END and self.end_marker is None:
+                    self.end_marker = t
+                if self.keep:
+                    self.events.append(item)
+                for hook in on_event:
+                    hook(item, flags)
+            elif type(item) is Comment:
+                self.n_comments += 1
+                if self.keep:
+                    self.comments.append(item)
+                for hook in on_comment:
+                    hook(item)
+            else:
+                assert isinstance(item, Notice)
+                seen = self.notice_counts.get(item.kind, 0)
+                self.notice_counts[item.kind] = seen + 1
+                if self.keep or seen < NOTICES_KEPT:
+                    self.notices.append(item)
+                for hook in on_notice:
+                    hook(item)
+        if chunk is not None and index is not None:
+            self.decoded_bytes += len(chunk.data)
+            if self.keep:
+                self.chunks.append(chunk)
+            for hook in self.on_chunk:
+                hook(index, chunk, text)
+
+    def finish(self, capture: Capture, stats: ParseStats, spec: RechunkSpec | None) -> Analysis:
+        assert self.dialect is not None and self.reader is not None
+        if self.keep and not capture.chunks:
+            capture = dataclasses.replace(capture, chunks=tuple(self.wire_chunks))
+        answer = self.reader.answer(self.dialect, tuple(self.text_indices))
+        analysis = Analysis(
+            capture=capture,
+            chunks=tuple(self.chunks),
+            events=tuple(self.events),
+            comments=tuple(self.comments),
+            notices=tuple(self.notices),
+            stats=stats,
+            answer=answer,
+            timing=self._timing(capture),
+            rechunk=spec,
+            kept=self.keep,
+        )
+        for o in self.observers:
+            o.close(analysis)
+        return analysis
+
+    def _timing(self, capture: Capture) -> Timing:
+        timed = capture.timed and self.all_timed
+        rate = None
+        if timed and self.n_text >= 2:
+            span = self.last_text - self.first_text  # type: ignore[operator]
+            rate = (self.n_text - 1) / span if span > 0 else None
+        total = None
+        if timed:
+            end = capture.end
+            total = end.t if end is not None and end.t is not None else (self.last_t if self.n_wire else None)
+        return Timing(
+            timed=timed,
+            ttfb=self.ttfb if timed else None,
+            first_event=self.first_event if timed else None,
+            first_token=self.first_text if timed else None,
+            end_marker=self.end_marker if timed else None,
+            total=total,
+            chunks=self.n_wire,
+            bytes=self.wire_bytes,
+            decoded_bytes=self.decoded_bytes,
+            events=self.n_events,
+            comments=self.n_comments,
+            text_events=self.n_text,
+            tokens_per_s=rate,
+            max_gap=self.max_gap if timed else None,
+            max_gap_at=self.max_gap_at if timed else None,
+        )

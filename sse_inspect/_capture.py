@@ -16,15 +16,18 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
+import io
 import json
 import math
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, BinaryIO, Self
 
 from ._errors import CaptureError
+from ._fastjson import loads
 
 _encode_string = json.encoder.encode_basestring  # type: ignore[attr-defined]  # C: JSON string, non-ASCII kept
 
@@ -32,6 +35,7 @@ __all__ = [
     "END_KINDS",
     "FORMAT",
     "Capture",
+    "CaptureStream",
     "Chunk",
     "End",
     "Request",
@@ -42,6 +46,7 @@ __all__ = [
     "end_line",
     "header_line",
     "load_capture",
+    "open_capture",
     "parse_capture",
 ]
 
@@ -241,46 +246,154 @@ def dump_capture(capture: Capture, *, recorded_at: str | None = None) -> str:
 
 # -- reading ---------------------------------------------------------------------------
 
+RAW_PIECE = 1 << 20
+"""A raw body is read (and parsed) in pieces of this many bytes."""
+_SSE_STARTS = (b"data", b"event", b"id", b"retry", b":", b"\xef\xbb\xbf")
+
 
 def load_capture(path: str | os.PathLike[str]) -> Capture:
     """Read a capture file, or a raw event-stream body; "-" reads standard input."""
+    with open_capture(path) as stream:
+        return stream.load()
+
+
+def open_capture(path: str | os.PathLike[str]) -> CaptureStream:
+    """Open a capture to read its chunks one at a time, in memory that does not grow with the file.
+
+    sse-capture/1 files and raw event-stream bodies (in 1 MiB pieces) are streamed; HAR, curl
+    trace and mitmproxy flow files are read whole. "-" reads standard input (a FIFO works too).
+    """
     name = os.fspath(path)
     if name == "-":
-        return parse_capture(sys.stdin.buffer.read(), path="<stdin>")
+        return CaptureStream(sys.stdin.buffer, "<stdin>", None, owned=False)
     if os.path.isdir(name):
         raise CaptureError("is a directory, not a capture file", path=name)
     try:
-        with open(name, "rb") as f:
-            data = f.read()
+        f = open(name, "rb")  # noqa: SIM115  # closed by the stream
+        size = os.fstat(f.fileno()).st_size if os.path.isfile(name) else None
     except FileNotFoundError:
         raise CaptureError("no such file", path=name) from None
     except OSError as exc:
         raise CaptureError(f"cannot read: {exc.strerror or exc}", path=name) from None
-    return parse_capture(data, path=name)
+    return CaptureStream(f, name, size)
+
+
+class CaptureStream:
+    """A capture read while it is iterated: chunks are yielded, never kept.
+
+        with open_capture("big.jsonl") as stream:
+            stream.capture            # the header (request, response, ...) with no chunks
+            for chunk in stream: ...  # once
+            stream.capture            # now with its end and warnings as well
+
+    `bytes_read` and `size` (None for a pipe) say how far the reading got, for progress bars.
+    """
+
+    def __init__(self, f: BinaryIO, path: str, size: int | None, *, owned: bool = True) -> None:
+        self._f = f
+        self._owned = owned
+        self.path = path
+        self.size = size
+        self.bytes_read = 0
+        self._iterated = False
+        try:
+            first = f.readline()
+            if _is_capture_header(first):
+                self._lines: _JsonLines | None = _JsonLines(first, path)
+                self.capture = self._lines.head
+            elif _is_sse(first):
+                self._lines = None
+                self._first = first
+                self.capture = Capture(timed=False, raw=True, path=path, recorder="raw body", end=End(kind="complete"))
+            else:  # a HAR, a curl trace, a flow file, or not a capture at all: read whole
+                whole = parse_capture(first + f.read(), path=path)
+                self._lines = None
+                self._first = b""
+                self._whole = whole.chunks
+                self.capture = dataclasses.replace(whole, chunks=())
+        except OSError as exc:
+            self.close()
+            raise CaptureError(f"cannot read: {exc.strerror or exc}", path=path) from None
+        except BaseException:
+            self.close()
+            raise
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._owned:
+            self._f.close()
+
+    def __iter__(self) -> Iterator[Chunk]:
+        if self._iterated:
+            raise RuntimeError("a CaptureStream is read once; open the capture again")
+        self._iterated = True
+        try:
+            if self._lines is not None:
+                yield from self._jsonl(self._lines)
+            elif self.capture.raw:
+                yield from self._raw()
+            else:
+                yield from self._whole
+        except OSError as exc:
+            raise CaptureError(f"cannot read: {exc.strerror or exc}", path=self.path) from None
+
+    def load(self) -> Capture:
+        """The whole capture in memory."""
+        chunks = tuple(self)
+        return dataclasses.replace(self.capture, chunks=chunks)
+
+    def _jsonl(self, lines: _JsonLines) -> Iterator[Chunk]:
+        self.bytes_read = len(lines.first)
+        yield from lines.chunks(self._counted(self._f))
+        self.capture = dataclasses.replace(self.capture, end=lines.end, warnings=tuple(lines.warnings))
+
+    def _counted(self, f: BinaryIO) -> Iterator[bytes]:
+        for line in f:
+            self.bytes_read += len(line)
+            yield line
+
+    def _raw(self) -> Iterator[Chunk]:
+        piece = self._first + self._f.read(RAW_PIECE)
+        _check_raw(piece, self.path)
+        while piece:
+            self.bytes_read += len(piece)
+            yield Chunk(None, piece)
+            piece = self._f.read(RAW_PIECE)
+
+
+def _is_capture_header(first: bytes) -> bool:
+    return first.lstrip().startswith(b"{") and b'"format"' in first
+
+
+def _is_sse(first: bytes) -> bool:
+    """Whether a first line opens an event stream (rather than another tool's file, or no text at all)."""
+    line = first.lstrip(b"\r\n")
+    return line.startswith(_SSE_STARTS) and b"\0" not in line[:8192]
 
 
 def parse_capture(data: bytes, *, path: str | None = None) -> Capture:
     """A capture from the bytes of a capture file, of a file `interop` imports, or of a raw body."""
-    first, _, _ = data.partition(b"\n")
-    stripped = first.lstrip()
-    if stripped.startswith(b"{") and b'"format"' in first:
-        return _parse_jsonl(data, path)
+    newline = data.find(b"\n")
+    first = data if newline < 0 else data[: newline + 1]
+    if _is_capture_header(first):
+        lines = _JsonLines(first, path)
+        rest = io.BytesIO(data)  # shares the bytes, no copy
+        rest.seek(len(first))
+        chunks = tuple(lines.chunks(rest))
+        return dataclasses.replace(lines.head, chunks=chunks, end=lines.end, warnings=tuple(lines.warnings))
     from .interop import sniff  # HAR, curl trace, mitmproxy flows: they build on this module
 
     return sniff(data, path) or _parse_raw(data, path)
 
 
 def _parse_raw(data: bytes, path: str | None) -> Capture:
-    if not data:
-        raise CaptureError("empty file: neither a capture nor an event stream", path=path)
-    head = data[:8192]
-    if b"\0" in head or _mostly_not_utf8(head):
-        raise CaptureError(
-            "binary data: neither an sse-capture/1 file nor a text/event-stream body",
-            path=path,
-            hint="a gzip-compressed body must be recorded as a capture, whose headers say how it is encoded",
-        )
-    if head.lstrip()[:1] in (b"[", b"{") and _is_json(data):
+    _check_raw(data, path)
+    if data.lstrip()[:1] in (b"[", b"{") and _is_json(data):
         raise CaptureError(
             "a JSON document: neither an sse-capture/1 file (JSON Lines) nor a text/event-stream body",
             path=path,
@@ -293,6 +406,18 @@ def _parse_raw(data: bytes, path: str | None) -> Capture:
         path=path,
         recorder="raw body",
     )
+
+
+def _check_raw(data: bytes, path: str | None) -> None:
+    if not data:
+        raise CaptureError("empty file: neither a capture nor an event stream", path=path)
+    head = data[:8192]
+    if b"\0" in head or _mostly_not_utf8(head):
+        raise CaptureError(
+            "binary data: neither an sse-capture/1 file nor a text/event-stream body",
+            path=path,
+            hint="a gzip-compressed body must be recorded as a capture, whose headers say how it is encoded",
+        )
 
 
 def _is_json(data: bytes) -> bool:
@@ -311,62 +436,59 @@ def _mostly_not_utf8(head: bytes) -> bool:
     return False
 
 
-def _parse_jsonl(data: bytes, path: str | None) -> Capture:
-    lines = data.split(b"\n")
-    complete_last = lines[-1] == b""  # the file ends with a newline
-    if complete_last:
-        lines.pop()
-    warnings: list[str] = []
-    header = _load_line(lines[0], 1, path, last=len(lines) == 1 and not complete_last, warnings=warnings)
-    if header is None:
-        raise CaptureError("the header line is cut off", path=path, line=1)
-    fmt = header.get("format")
-    if not isinstance(fmt, str) or not fmt.startswith("sse-capture/"):
-        raise CaptureError(f"unknown format {fmt!r}; expected {FORMAT!r}", path=path, line=1)
-    if fmt != FORMAT:
-        raise CaptureError(
-            f"{fmt!r} is a newer capture format than this sse-inspect reads ({FORMAT!r})",
+class _JsonLines:
+    """The sse-capture/1 grammar, read line by line: `head` from the first line, then `chunks(rest)`."""
+
+    def __init__(self, first: bytes, path: str | None) -> None:
+        self.first = first
+        self.path = path
+        self.warnings: list[str] = []
+        self.end: End | None = None
+        header = _load_line(first, 1, path, last=not first.endswith(b"\n"), warnings=self.warnings)
+        if header is None:
+            raise CaptureError("the header line is cut off", path=path, line=1)
+        fmt = header.get("format")
+        if not isinstance(fmt, str) or not fmt.startswith("sse-capture/"):
+            raise CaptureError(f"unknown format {fmt!r}; expected {FORMAT!r}", path=path, line=1)
+        if fmt != FORMAT:
+            raise CaptureError(
+                f"{fmt!r} is a newer capture format than this sse-inspect reads ({FORMAT!r})",
+                path=path,
+                line=1,
+                hint="upgrade sse-inspect",
+            )
+        known = {"format", "recorded_at", "recorder", "request", "response", "timed"}
+        self.head = Capture(
+            request=_request(header.get("request"), path),
+            response=_response(header.get("response"), path),
+            recorded_at=_opt_str(header.get("recorded_at")),
+            recorder=_opt_str(header.get("recorder")),
+            timed=header.get("timed", True) is not False,
             path=path,
-            line=1,
-            hint="upgrade sse-inspect",
+            extra={k: v for k, v in header.items() if k not in known},
         )
-    request = _request(header.get("request"), path)
-    response = _response(header.get("response"), path)
-    chunks: list[Chunk] = []
-    end: End | None = None
-    for number, raw in enumerate(lines[1:], start=2):
-        if not raw.strip():
-            continue
-        is_last = number == len(lines) and not complete_last
-        obj = _load_line(raw, number, path, last=is_last, warnings=warnings)
-        if obj is None:
-            continue
-        if end is not None:
-            warnings.append(f"line {number}: ignored, it follows the end line")
-            continue
-        if "end" in obj:
-            end = _end(obj, number, path)
-        else:
-            chunks.append(_chunk(obj, number, path))
-    known = {"format", "recorded_at", "recorder", "request", "response", "timed"}
-    return Capture(
-        chunks=tuple(chunks),
-        request=request,
-        response=response,
-        end=end,
-        recorded_at=_opt_str(header.get("recorded_at")),
-        recorder=_opt_str(header.get("recorder")),
-        timed=header.get("timed", True) is not False,
-        path=path,
-        warnings=tuple(warnings),
-        extra={k: v for k, v in header.items() if k not in known},
-    )
+
+    def chunks(self, rest: Iterable[bytes]) -> Iterator[Chunk]:
+        """The chunk lines of `rest` (the lines after the header, each with its newline)."""
+        path, warnings = self.path, self.warnings
+        for number, raw in enumerate(rest, start=2):
+            if not raw.strip():
+                continue
+            obj = _load_line(raw, number, path, last=not raw.endswith(b"\n"), warnings=warnings)
+            if obj is None:
+                continue
+            if self.end is not None:
+                warnings.append(f"line {number}: ignored, it follows the end line")
+            elif "end" in obj:
+                self.end = _end(obj, number, path)
+            else:
+                yield _chunk(obj, number, path)
 
 
 def _load_line(raw: bytes, number: int, path: str | None, *, last: bool, warnings: list[str]) -> dict[str, Any] | None:
     try:
-        obj = json.loads(raw)
-    except ValueError:
+        obj = loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError):
         if last:
             warnings.append(f"line {number}: half-written last line ignored (the recording was cut off)")
             return None

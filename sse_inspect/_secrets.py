@@ -21,7 +21,7 @@ from ._capture import Capture, Chunk, Request
 from ._events import Notice
 from ._redact import REDACTED, Redactor
 
-__all__ = ["Leak", "Redactions", "find_secrets", "redact_capture", "redact_text"]
+__all__ = ["BodyScanner", "Leak", "Redactions", "find_secrets", "header_secrets", "redact_capture", "redact_text"]
 
 _TOKEN = (
     r"(?:(?<![A-Za-z0-9_-])(?:sk-[A-Za-z0-9_-]{20,}|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})"
@@ -31,6 +31,9 @@ _TOKEN = (
 TOKEN = re.compile(_TOKEN)
 TOKEN_BYTES = re.compile(_TOKEN.encode())
 _REDACTED_BYTES = REDACTED.encode()
+_TOKEN_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-."
+_LONGEST = 1 << 12
+"""The longest token a body scanner holds back for (a longer one is found cut)."""
 
 
 def _kind(token: str | bytes) -> str:
@@ -93,6 +96,14 @@ def redact_text(text: str) -> tuple[str, int]:
 def find_secrets(capture: Capture, body: bytes | None = None) -> list[Leak]:
     """Every secret left in `capture`: unredacted credential headers, query parameters and URL passwords,
     and tokens in the URL, any header, the request body or `body` (default: the capture's body)."""
+    scanner = BodyScanner()
+    for piece in [body] if body is not None else (c.data for c in capture.chunks):
+        scanner.feed(piece)
+    return header_secrets(capture) + scanner.close()
+
+
+def header_secrets(capture: Capture) -> list[Leak]:
+    """The secrets of `find_secrets` outside the response body."""
     leaks: list[Leak] = []
     names = Redactor().headers
     for side, message in (("request", capture.request), ("response", capture.response)):
@@ -106,9 +117,48 @@ def find_secrets(capture: Capture, body: bytes | None = None) -> list[Leak]:
     if capture.request is not None:
         leaks += _url_leaks(capture.request.url)
         leaks += [Leak("request body", _kind(m.group()), m.start()) for m in TOKEN.finditer(capture.request.body or "")]
-    body = capture.body if body is None else body
-    leaks += [Leak("response body", _kind(m.group()), m.start()) for m in TOKEN_BYTES.finditer(body)]
     return leaks
+
+
+class BodyScanner:
+    """Finds the tokens of a response body fed piece by piece, holding only the bytes a token
+    cut by a piece's end may continue from: a token split across pieces is found once."""
+
+    def __init__(self) -> None:
+        self._held = b""
+        self._held_at = 0  # body offset of _held[0]
+        self._from = 0  # where in _held the next search starts (before it: look-behind context)
+        self._leaks: list[Leak] = []
+
+    def feed(self, data: bytes) -> None:
+        buf = self._held + data if self._held else data
+        end = len(buf)
+        resume = end
+        done = self._from
+        start = self._from
+        maybe = buf.find(b"sk-", start) >= 0 or buf.find(b"eyJ", start) >= 0 or buf.find(b"AIza", start) >= 0
+        for m in TOKEN_BYTES.finditer(buf, start) if maybe else ():
+            if m.end() == end:  # it may go on in the next piece
+                resume = m.start()
+                break
+            self._leaks.append(Leak("response body", _kind(m.group()), self._held_at + m.start()))
+            done = m.end()
+        if resume == end:  # a token may be starting at the end: hold its characters
+            tail = buf[max(done, end - _LONGEST) :]
+            resume = end - (len(tail) - len(tail.rstrip(_TOKEN_CHARS)))
+        keep = max(resume - 1, 0)  # one byte more, for the look-behind
+        self._held = buf[keep:]
+        self._held_at += keep
+        self._from = resume - keep
+
+    def close(self) -> list[Leak]:
+        """The tokens found, once the body is over."""
+        self._leaks += [
+            Leak("response body", _kind(m.group()), self._held_at + m.start())
+            for m in TOKEN_BYTES.finditer(self._held, self._from)
+        ]
+        self._held = b""
+        return self._leaks
 
 
 def _url_leaks(url: str) -> list[Leak]:

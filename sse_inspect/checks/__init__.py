@@ -1,26 +1,29 @@
-"""`run_checks(analysis) -> Report`: findings with evidence, what was skipped and why, and a verdict.
+"""`check_capture(capture) -> Report`: findings with evidence, what was skipped and why, and a verdict.
 
 Five families, one module each: framing (the bytes), lifecycle (markers, payloads, errors),
 headers (status and streaming headers), timing (bursts, flushes, silences) and hygiene (secrets
-left in the capture, checked on every capture). A check
-that lacks what it needs (headers of a raw body, times of an untimed capture) is reported
+left in the capture, checked on every capture). The families that read the stream watch the one
+analysis pass as observers ("probes") keeping only what their findings quote, so a capture of any
+size is checked in flat memory. A check that lacks what it needs (headers of a raw body, times of an untimed capture) is reported
 as skipped, never passed in silence.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from .._analysis import Analysis
+from .._analysis import Analysis, Observer, analyze
+from .._capture import Capture, CaptureStream
 from .._errors import SSEInspectError
+from .._rechunk import RechunkSpec
 from ._context import Context
 from ._model import CODES, Code, Finding, Severity, Skipped, Thresholds, parse_threshold
-from .framing import check_framing
+from .framing import FramingProbe
 from .headers import check_headers
-from .hygiene import check_hygiene
-from .lifecycle import check_lifecycle
-from .timing import check_timing
+from .hygiene import HygieneProbe
+from .lifecycle import LifecycleProbe
+from .timing import TimingProbe
 
 __all__ = [
     "CODES",
@@ -30,6 +33,7 @@ __all__ = [
     "Severity",
     "Skipped",
     "Thresholds",
+    "check_capture",
     "parse_codes",
     "parse_threshold",
     "run_checks",
@@ -72,20 +76,28 @@ def parse_codes(text: str) -> frozenset[str]:
     return codes
 
 
-def run_checks(
-    analysis: Analysis,
+def check_capture(
+    source: Capture | CaptureStream,
     *,
     thresholds: Thresholds | None = None,
     select: Collection[str] | None = None,
     ignore: Collection[str] = (),
+    rechunk: RechunkSpec | None = None,
+    dialect: str | None = None,
+    keep: bool = True,
+    observers: Sequence[Observer] = (),
 ) -> Report:
-    """Check one analysed capture; `select` keeps only those codes, `ignore` drops codes."""
-    ctx = Context(analysis, thresholds or Thresholds())
+    """Analyse and check one capture in a single pass (see `analyze` for `keep` and `observers`);
+    `select` keeps only those codes, `ignore` drops codes."""
+    ctx = Context(thresholds or Thresholds())
+    framing, lifecycle, timing, hygiene = FramingProbe(), LifecycleProbe(), TimingProbe(ctx.thresholds), HygieneProbe()
+    analysis = analyze(source, rechunk=rechunk, dialect=dialect, keep=keep,
+                       observers=[ctx, framing, lifecycle, timing, hygiene, *observers])  # fmt: skip
     capture = analysis.capture
     findings: list[Finding] = []
     skipped = []
     if ctx.http_ok:
-        findings += [*check_framing(ctx), *check_lifecycle(ctx)]
+        findings += [*framing.findings(ctx), *lifecycle.findings(ctx)]
     else:
         reason = "an error response: its body is the server's refusal, not an event stream"
         skipped.append(Skipped(_family("framing") + _family("lifecycle"), reason))
@@ -98,12 +110,12 @@ def run_checks(
     elif not ctx.http_ok:
         skipped.append(Skipped(_family("timing"), "an error response: its timing says nothing about a stream"))
     else:
-        findings += check_timing(ctx)
+        findings += timing.findings(ctx)
     if ctx.timed and not any(f.code in _BUFFERING for f in findings):
         # nginx strips X-Accel-Buffering on its way to the client, so a fixed stream can never show
         # the header: advise it only where the timing shows buffering, or cannot tell.
         findings = [f for f in findings if f.code != "x-accel-buffering"]
-    findings += check_hygiene(ctx)
+    findings += hygiene.findings(ctx)
     findings = [f for f in findings if (select is None or f.code in select) and f.code not in ignore]
     findings.sort(key=lambda f: (-f.severity, f.t if f.t is not None else -1.0))
     return Report(
@@ -113,6 +125,20 @@ def run_checks(
         verdict=_verdict(analysis, findings),
         thresholds=ctx.thresholds,
     )
+
+
+def run_checks(
+    analysis: Analysis,
+    *,
+    thresholds: Thresholds | None = None,
+    select: Collection[str] | None = None,
+    ignore: Collection[str] = (),
+) -> Report:
+    """Check an analysed capture: its chunks are read again, with the same re-cut and dialect."""
+    if not analysis.kept:
+        raise ValueError("this analysis kept no chunks (keep=False): check the capture with check_capture")
+    return check_capture(analysis.capture, thresholds=thresholds, select=select, ignore=ignore,
+                         rechunk=analysis.rechunk, dialect=analysis.dialect)  # fmt: skip
 
 
 def _verdict(a: Analysis, findings: list[Finding]) -> str:

@@ -1,36 +1,46 @@
-"""What every check reads: the analysis, the thresholds, and a few things derived once."""
+"""What every check reads: the analysis, the thresholds, and the head of the body."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import cached_property
-
-from .._analysis import Analysis
-from .._capture import Capture
+from .._analysis import Analysis, Observer
+from .._capture import Capture, Chunk
 from ._model import Thresholds
 
 __all__ = ["Context"]
 
+HEAD = 200
+"""Bytes of the body kept to quote an error response."""
 
-@dataclass
-class Context:
-    analysis: Analysis
-    thresholds: Thresholds
+
+class Context(Observer):
+    """Watches the pass for the head of the body; holds the analysis once the pass is over."""
+
+    def __init__(self, thresholds: Thresholds) -> None:
+        self.thresholds = thresholds
+        self.head = b""
+        self._analysis: Analysis | None = None
+
+    def chunk(self, index: int, chunk: Chunk, text_events: int) -> None:
+        if len(self.head) < HEAD:
+            self.head = (self.head + chunk.data)[:HEAD]
+
+    def close(self, analysis: Analysis) -> None:
+        self._analysis = analysis
+
+    @property
+    def analysis(self) -> Analysis:
+        assert self._analysis is not None, "the analysis pass is not over"
+        return self._analysis
 
     @property
     def capture(self) -> Capture:
         return self.analysis.capture
 
-    @cached_property
-    def body(self) -> bytes:
-        """The content-decoded body."""
-        return b"".join(c.data for c in self.analysis.chunks)
-
-    @cached_property
+    @property
     def timed(self) -> bool:
         """Whether arrival times can be trusted: a timed capture of at least one chunk."""
-        chunks = self.capture.chunks
-        return self.capture.timed and bool(chunks) and all(c.t is not None for c in chunks)
+        timing = self.analysis.timing
+        return timing.timed and timing.chunks > 0
 
     @property
     def http_ok(self) -> bool:

@@ -28,10 +28,10 @@ def check_headers(ctx: Context) -> Iterator[Finding]:
                       message=f"Content-Type is {ctype!r}, not text/event-stream")  # fmt: skip
     encoding = response.header("content-encoding")
     if encoding and encoding.strip().lower() != "identity":
-        t = ctx.capture.chunks[0].t if ctx.timed else None
+        t = ctx.analysis.timing.ttfb if ctx.timed else None
         yield Finding(code="compressed-stream", severity=Severity.WARNING, t=t,
                       message=f"Content-Encoding: {encoding} on an event stream ({ctx.analysis.timing.bytes} bytes on "
-                              f"the wire for {len(ctx.body)} decoded)",
+                              f"the wire for {ctx.analysis.timing.decoded_bytes} decoded)",
                       evidence={"encoding": encoding})  # fmt: skip
     length = response.header("content-length")
     if length is not None:
@@ -54,5 +54,5 @@ def check_headers(ctx: Context) -> Iterator[Finding]:
 
 
 def _body_hint(ctx: Context) -> str:
-    text = ctx.body[:200].decode("utf-8", "replace").strip().replace("\n", " ")
+    text = ctx.head.decode("utf-8", "replace").strip().replace("\n", " ")
     return f": {text}" if text else ""

@@ -2,109 +2,173 @@
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterator
 
+from .._analysis import Observer
+from .._capture import Chunk
+from .._events import Event
+from ..dialects._accumulate import KEPT
+from ..dialects._base import END, ERROR, INVALID_JSON
 from ._context import Context
 from ._model import Finding, Severity
 
-__all__ = ["check_lifecycle"]
+__all__ = ["LifecycleProbe"]
 
 DONE = "[DONE]"
 _NO_DONE = {"anthropic", "openai-responses", "cohere", "gemini"}
 """Dialects whose servers never send a `[DONE]` sentinel."""
 _SENTINEL_AFTER_END_OK = {"gemini", "generic"}
 """Dialects whose "end marker" is no sentinel, so later events are no fault."""
+_SENTINELS_KEPT = 100
+"""[DONE]-like events reported (each is a finding)."""
+_RECENT = 4096
+"""Body bytes held to tell how a [DONE] line ended."""
 
 
-def check_lifecycle(ctx: Context) -> Iterator[Finding]:
-    a = ctx.analysis
-    ans = a.answer
-    events = a.events
+class LifecycleProbe(Observer):
+    """Keeps, of a pass, the few events that lifecycle findings quote: markers, sentinels,
+    the first invalid payload, the error events, the first event after the end, the last one."""
 
-    if ctx.capture.end is None and not ctx.capture.raw:
-        last = ctx.capture.chunks[-1].t if ctx.capture.chunks else None
-        yield Finding(code="recording-incomplete", severity=Severity.WARNING, t=last,
-                      message=f"the capture has no end line: the recording stopped after {len(ctx.capture.chunks)} "
-                              "chunks")  # fmt: skip
+    def __init__(self) -> None:
+        self.markers: list[Event] = []  # the first two
+        self.after: list[Event] = []  # the first event after the first marker, not a marker nor [DONE]
+        self.after_count = 0
+        self.sentinels: list[tuple[Event, str]] = []  # (event, "done" | "lone-cr" | "malformed")
+        self.invalid: Event | None = None
+        self.errors: dict[int, Event] = {}
+        self.last: Event | None = None
+        self._unresolved: list[Event] = []  # [DONE] events whose line end is told once their chunk is in
+        self._recent: deque[tuple[int, bytes]] = deque()  # the last body bytes, as (offset, piece)
+        self._offset = 0
 
-    if ans.end_marker is not None and not ans.end_marker_seen and ctx.http_ok:
-        yield _missing_marker(ctx)
-
-    markers = ans.end_marker_events
-    if len(markers) > 1:
-        yield Finding(code="duplicate-end-marker", severity=Severity.WARNING, event_index=markers[1],
-                      t=events[markers[1]].t, offset=events[markers[1]].start,
-                      message=f"the end marker came {len(markers)} times, at events {_list(markers)}")  # fmt: skip
-    if markers and ans.dialect not in _SENTINEL_AFTER_END_OK:
-        # a trailing [DONE] in a dialect without one is reported once, by done-not-json
-        after = [e for e in events[markers[0] + 1 :] if e.index not in markers and e.data != DONE]
-        if after:
-            yield Finding(code="data-after-end", severity=Severity.WARNING, event_index=after[0].index,
-                          t=after[0].t, offset=after[0].start,
-                          message=f"{len(after)} event(s) after the end marker (event #{markers[0]}), "
-                                  f"the first #{after[0].index} of type {after[0].type!r}")  # fmt: skip
-
-    yield from _sentinels(ctx)
-
-    if ans.invalid_json and ctx.http_ok:
-        first = events[ans.invalid_json[0]]
-        yield Finding(code="invalid-json", severity=Severity.ERROR, event_index=first.index, t=first.t,
-                      offset=first.start,
-                      message=f"{len(ans.invalid_json)} event(s) whose data is not JSON, the first #{first.index}: "
-                              f"{_snippet(first.data)}",
-                      evidence={"events": list(ans.invalid_json[:20])})  # fmt: skip
-
-    for err in ans.errors:
-        e = events[err.event_index] if err.event_index < len(events) else None
-        code = f" ({err.code})" if err.code else ""
-        yield Finding(code="error-event", severity=Severity.ERROR, event_index=err.event_index,
-                      t=e.t if e else None, offset=e.start if e else None,
-                      message=f"in-band error at event #{err.event_index}{code}: {_snippet(err.message, 160)}",
-                      evidence={"code": err.code, "type": err.type})  # fmt: skip
-
-
-def _missing_marker(ctx: Context) -> Finding:
-    ans = ctx.analysis.answer
-    end = ctx.capture.end
-    unterminated = any(n.kind == "unterminated-event" for n in ctx.analysis.notices)
-    if ans.errors:
-        how = f"the stream ended after the in-band error at event #{ans.errors[-1].event_index}"
-    elif end is None:
-        how = "the recording stopped first"
-    elif end.kind == "server-disconnected":
-        how = "the connection was cut mid-stream" + (f" ({end.error})" if end.error else "")
-    elif end.kind == "client-disconnected":
-        how = "the client went away first"
-    elif end.kind == "error":
-        how = "the stream failed" + (f": {end.error}" if end.error else "")
-    elif unterminated:
-        how = "the server closed inside an event"
-    else:
-        how = "the server closed the stream cleanly without it (or a hop or recorder dropped it)"
-    last = ctx.analysis.events[-1] if ctx.analysis.events else None
-    return Finding(
-        code="missing-end-marker",
-        # After an in-band error the error is the diagnosis; the missing marker only follows from it.
-        severity=Severity.WARNING if ans.errors else Severity.ERROR,
-        t=end.t if end else (last.t if last else None),
-        event_index=last.index if last else None,
-        message=f"no {ans.end_marker} after {_events(len(ctx.analysis.events))}: {how}",
-        evidence={"end": end.kind if end else None, "finish_reason": ans.finish_reason},
-    )
-
-
-def _sentinels(ctx: Context) -> Iterator[Finding]:
-    dialect = ctx.analysis.answer.dialect
-    body = ctx.body
-    for e in ctx.analysis.events:
-        data = e.data
+    def event(self, event: Event, flags: int) -> None:
+        self.last = event
+        if flags & END:
+            if len(self.markers) < 2:
+                self.markers.append(event)
+        elif self.markers and event.data != DONE:
+            self.after_count += 1
+            if not self.after:
+                self.after.append(event)
+        if flags & INVALID_JSON and self.invalid is None:
+            self.invalid = event
+        if flags & ERROR and len(self.errors) < KEPT:
+            self.errors[event.index] = event
+        data = event.data
+        if len(self.sentinels) + len(self._unresolved) >= _SENTINELS_KEPT:
+            return
         if data == DONE:
-            raw = body[e.start : e.end + 1]
-            if b"[DONE]\r" in raw and b"[DONE]\r\n" not in raw:
+            self._unresolved.append(event)
+        elif len(data) < 16 and data.strip().upper() == DONE:
+            self.sentinels.append((event, "malformed"))
+
+    def chunk(self, index: int, chunk: Chunk, text_events: int) -> None:
+        recent = self._recent
+        recent.append((self._offset, chunk.data))
+        self._offset += len(chunk.data)
+        for event in self._unresolved:
+            raw = self._bytes(event.start, event.end + 1)
+            lone_cr = raw is not None and b"[DONE]\r" in raw and b"[DONE]\r\n" not in raw
+            self.sentinels.append((event, "lone-cr" if lone_cr else "done"))
+        self._unresolved.clear()
+        while len(recent) > 1 and self._offset - recent[1][0] >= _RECENT:
+            recent.popleft()
+
+    def _bytes(self, start: int, end: int) -> bytes | None:
+        """Body bytes start..end, if still held (None for an event longer than `_RECENT`)."""
+        if not self._recent or start < self._recent[0][0]:
+            return None
+        base = self._recent[0][0]
+        return b"".join(piece for _, piece in self._recent)[start - base : end - base]
+
+    def findings(self, ctx: Context) -> Iterator[Finding]:
+        a = ctx.analysis
+        ans = a.answer
+        timing = a.timing
+
+        if ctx.capture.end is None and not ctx.capture.raw:
+            yield Finding(code="recording-incomplete", severity=Severity.WARNING, t=timing.total,
+                          message=f"the capture has no end line: the recording stopped after {timing.chunks} "
+                                  "chunks")  # fmt: skip
+
+        if ans.end_marker is not None and not ans.end_marker_seen and ctx.http_ok:
+            yield self._missing_marker(ctx)
+
+        if ans.end_markers > 1 and len(self.markers) > 1:
+            second = self.markers[1]
+            yield Finding(code="duplicate-end-marker", severity=Severity.WARNING, event_index=second.index,
+                          t=second.t, offset=second.start,
+                          message=f"the end marker came {ans.end_markers} times, at events "
+                                  f"{_list(ans.end_marker_events, ans.end_markers)}")  # fmt: skip
+        if self.markers and self.after and ans.dialect not in _SENTINEL_AFTER_END_OK:
+            # a trailing [DONE] in a dialect without one is reported once, by done-not-json
+            first = self.after[0]
+            yield Finding(code="data-after-end", severity=Severity.WARNING, event_index=first.index,
+                          t=first.t, offset=first.start,
+                          message=f"{self.after_count} event(s) after the end marker (event #{self.markers[0].index}), "
+                                  f"the first #{first.index} of type {first.type!r}")  # fmt: skip
+
+        yield from self._sentinels(ans.dialect)
+
+        if self.invalid is not None and ctx.http_ok:
+            first = self.invalid
+            yield Finding(code="invalid-json", severity=Severity.ERROR, event_index=first.index, t=first.t,
+                          offset=first.start,
+                          message=f"{ans.invalid_payloads} event(s) whose data is not JSON, the first "
+                                  f"#{first.index}: {_snippet(first.data)}",
+                          evidence={"events": list(ans.invalid_json[:20])})  # fmt: skip
+
+        for err in ans.errors:
+            e = self.errors.get(err.event_index)
+            code = f" ({err.code})" if err.code else ""
+            yield Finding(code="error-event", severity=Severity.ERROR, event_index=err.event_index,
+                          t=e.t if e else None, offset=e.start if e else None,
+                          message=f"in-band error at event #{err.event_index}{code}: {_snippet(err.message, 160)}",
+                          evidence={"code": err.code, "type": err.type})  # fmt: skip
+
+    def _missing_marker(self, ctx: Context) -> Finding:
+        a = ctx.analysis
+        ans = a.answer
+        end = ctx.capture.end
+        unterminated = any(n.kind == "unterminated-event" for n in a.notices)
+        if ans.errors:
+            how = f"the stream ended after the in-band error at event #{ans.errors[-1].event_index}"
+        elif end is None:
+            how = "the recording stopped first"
+        elif end.kind == "server-disconnected":
+            how = "the connection was cut mid-stream" + (f" ({end.error})" if end.error else "")
+        elif end.kind == "client-disconnected":
+            how = "the client went away first"
+        elif end.kind == "error":
+            how = "the stream failed" + (f": {end.error}" if end.error else "")
+        elif unterminated:
+            how = "the server closed inside an event"
+        else:
+            how = "the server closed the stream cleanly without it (or a hop or recorder dropped it)"
+        last = self.last
+        return Finding(
+            code="missing-end-marker",
+            # After an in-band error the error is the diagnosis; the missing marker only follows from it.
+            severity=Severity.WARNING if ans.errors else Severity.ERROR,
+            t=end.t if end else (last.t if last else None),
+            event_index=last.index if last else None,
+            message=f"no {ans.end_marker} after {_events(a.timing.events)}: {how}",
+            evidence={"end": end.kind if end else None, "finish_reason": ans.finish_reason},
+        )
+
+    def _sentinels(self, dialect: str) -> Iterator[Finding]:
+        for e, kind in self.sentinels:
+            if kind == "lone-cr":
                 yield Finding(code="done-not-json", severity=Severity.WARNING, event_index=e.index, t=e.t,
                               offset=e.start,
                               message=f"event #{e.index}: the [DONE] line ends in a lone CR: clients that split "
                                       "on LF see '[DONE]\\r' and miss the end")  # fmt: skip
+            elif kind == "malformed":
+                yield Finding(code="done-not-json", severity=Severity.WARNING, event_index=e.index, t=e.t,
+                              offset=e.start,
+                              message=f"event #{e.index} has data {e.data!r}: a malformed sentinel that clients "
+                                      "comparing with '[DONE]' miss (and then fail to parse)")  # fmt: skip
             elif dialect in _NO_DONE:
                 yield Finding(code="done-not-json", severity=Severity.WARNING, event_index=e.index, t=e.t,
                               offset=e.start,
@@ -115,20 +179,15 @@ def _sentinels(ctx: Context) -> Iterator[Finding]:
                               offset=e.start,
                               message=f"event #{e.index} is the [DONE] sentinel, not JSON: a client that "
                                       "json.loads every data payload crashes here")  # fmt: skip
-        elif len(data) < 16 and data.strip().upper() == DONE:
-            yield Finding(code="done-not-json", severity=Severity.WARNING, event_index=e.index, t=e.t,
-                          offset=e.start,
-                          message=f"event #{e.index} has data {data!r}: a malformed sentinel that clients "
-                                  "comparing with '[DONE]' miss (and then fail to parse)")  # fmt: skip
 
 
 def _events(n: int) -> str:
     return f"{n} event" if n == 1 else f"{n} events"
 
 
-def _list(indices: tuple[int, ...]) -> str:
+def _list(indices: tuple[int, ...], count: int) -> str:
     shown = ", ".join(f"#{i}" for i in indices[:5])
-    return shown + (f" and {len(indices) - 5} more" if len(indices) > 5 else "")
+    return shown + (f" and {count - 5} more" if count > 5 else "")
 
 
 def _snippet(text: str, limit: int = 60) -> str:

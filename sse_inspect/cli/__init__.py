@@ -11,11 +11,10 @@ import click
 
 from .. import __version__
 from .._analysis import analyze
-from .._capture import load_capture
-from .._events import Comment, Event
 from .._rechunk import RechunkSpec
 from . import _json, _render
-from ._check import check, print_show
+from ._check import check
+from ._check import show as show_capture
 from ._diff import diff
 from ._interop import export_command, import_command, redact
 from ._params import capture_argument, dialect_option, input_errors, json_option, rechunk_option
@@ -45,7 +44,7 @@ def cli() -> None:
 @input_errors
 def show(capture: str, dialect: str | None, rechunk: RechunkSpec | None) -> None:
     """The main view: request, streaming headers, timing, timeline, how it ended, the answer."""
-    print_show(analyze(load_capture(capture), rechunk=rechunk, dialect=dialect), capture)
+    show_capture(capture, rechunk=rechunk, dialect=dialect)
 
 
 @cli.command()
@@ -57,20 +56,19 @@ def show(capture: str, dialect: str | None, rechunk: RechunkSpec | None) -> None
 def events(capture: str, as_json: bool, rechunk: RechunkSpec | None, comments: bool) -> None:
     """Every dispatched event, with its arrival time and byte offset.
 
-    --json prints JSON Lines: one object per event with index, type, data, id, retry,
-    t, t_first, offset, end and chunk (comments as {"comment", "t", "offset", "chunk"}).
+    --json prints JSON Lines as the capture is read: one object per event with index, type, data,
+    id, retry, t, t_first, offset, end and chunk (comments as {"comment", "t", "offset", "chunk"}),
+    in the order a client sees them.
     """
-    analysis = analyze(load_capture(capture), rechunk=rechunk, dialect="generic")
-    items: list[Event | Comment] = list(analysis.events)
-    if comments:
-        items = sorted([*items, *analysis.comments], key=lambda x: x.start if isinstance(x, Event) else x.offset)
     if as_json:
-        write = sys.stdout.write
-        for item in items:
-            write(_json.dumps(_json.event_json(item) if isinstance(item, Event) else _json.comment_json(item)) + "\n")
+        with _render.reading(capture) as (stream, watchers):
+            analyze(stream, rechunk=rechunk, keep=False, rebuild=False,
+                    observers=[*watchers, _json.JsonLinesOut(sys.stdout, comments=comments)])  # fmt: skip
         return
+    with _render.reading(capture) as (stream, watchers):
+        analysis = analyze(stream, rechunk=rechunk, rebuild=False, observers=watchers)
     console = _render.console()
-    console.print(_render.events_table([e for e in items if isinstance(e, Event)]))
+    console.print(_render.events_table(list(analysis.events)))
     if comments:
         for c in analysis.comments:
             console.print(_render.safe(f"comment at byte {c.offset}, t={_render.seconds(c.t)}: {c.text}", newlines=False))
@@ -93,7 +91,8 @@ def text(capture: str, as_json: bool, dialect: str | None, rechunk: RechunkSpec 
     complete (true only when the dialect's end marker arrived and no in-band error did),
     end_marker_seen, errors, usage, choices, recording and timing.
     """
-    analysis = analyze(load_capture(capture), rechunk=rechunk, dialect=dialect)
+    with _render.reading(capture) as (stream, watchers):
+        analysis = analyze(stream, rechunk=rechunk, dialect=dialect, keep=False, observers=watchers)
     if as_json:
         sys.stdout.write(_json.dumps(_json.analysis_json(analysis)) + "\n")
         return

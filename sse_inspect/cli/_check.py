@@ -16,15 +16,14 @@ from rich.progress import Progress
 from rich.table import Table
 from rich.text import Text
 
-from .._analysis import Analysis, analyze
-from .._capture import load_capture
 from .._errors import SSEInspectError
-from ..checks import Report, Severity, Thresholds, parse_codes, parse_threshold, run_checks
+from .._rechunk import RechunkSpec
+from ..checks import Report, Severity, Thresholds, check_capture, parse_codes, parse_threshold
 from . import _render
 from ._json import dumps
 from ._params import InputError, dialect_option, input_errors, json_option
 
-__all__ = ["check", "findings_view", "print_show", "report_json"]
+__all__ = ["check", "findings_view", "report_json", "show"]
 
 FAIL_ON = {"error": Severity.ERROR, "warning": Severity.WARNING, "info": Severity.INFO, "never": None}
 PARALLEL_FROM = 4
@@ -75,12 +74,15 @@ def check_one(path: str, dialect: str | None, thresholds: Thresholds, select: fr
 
 
 def _check(path: str, dialect: str | None, thresholds: Thresholds, select: frozenset[str] | None,
-           ignore: frozenset[str]) -> tuple[dict[str, Any], Report | None]:  # fmt: skip
+           ignore: frozenset[str], arrivals: _render.Arrivals | None = None,
+           ) -> tuple[dict[str, Any], Report | None]:  # fmt: skip
+    """Check one capture file, streamed through; `arrivals` (for the timeline) watch the pass."""
     try:
-        analysis = analyze(load_capture(path), dialect=dialect)
+        with _render.reading(path) as (stream, watchers):
+            report = check_capture(stream, thresholds=thresholds, select=select, ignore=ignore, dialect=dialect,
+                                   keep=False, observers=[*watchers, *([arrivals] if arrivals else [])])  # fmt: skip
     except SSEInspectError as exc:
         return {"path": path, "error": exc.message}, None
-    report = run_checks(analysis, thresholds=thresholds, select=select, ignore=ignore)
     return report_json(report, path), report
 
 
@@ -143,8 +145,9 @@ def check(captures: tuple[str, ...], as_json: bool, fail_on: str, select_text: s
     paths = expand(captures)
     args = (dialect, thresholds, select, ignore)
     single = None
+    arrivals = _render.Arrivals()
     if len(paths) == 1:  # checked here, so that the view can draw its timeline
-        result, single = _check(paths[0], *args)
+        result, single = _check(paths[0], *args, arrivals)
         results = [result]
     else:
         results = list(_results(paths, args, progress=sys.stderr.isatty() and not as_json))
@@ -164,7 +167,7 @@ def check(captures: tuple[str, ...], as_json: bool, fail_on: str, select_text: s
         if single is not None:
             console.print(report_view(results[0]))
             if single.analysis.capture.timed:
-                console.print(_render.timeline(single.analysis, single))
+                console.print(_render.timeline(single.analysis, single, arrivals))
         else:
             for r in results:
                 if "error" not in r and r["worst"] in ("error", "warning"):
@@ -222,11 +225,14 @@ def summary_table(results: list[dict[str, Any]]) -> Table:
     return table
 
 
-def print_show(analysis: Analysis, path: str) -> None:
-    """`show`'s view: the capture, its timeline and answer, then the verdict and the findings with their fixes."""
-    checked = run_checks(analysis)
+def show(path: str, *, rechunk: RechunkSpec | None = None, dialect: str | None = None) -> None:
+    """`show`'s view of a capture file, streamed through: the capture, its timeline and answer,
+    then the verdict and the findings with their fixes."""
+    arrivals = _render.Arrivals()
+    with _render.reading(path) as (stream, watchers):
+        checked = check_capture(stream, rechunk=rechunk, dialect=dialect, keep=False, observers=[*watchers, arrivals])
     console = _render.console()
-    console.print(_render.show_view(analysis, checked))
+    console.print(_render.show_view(checked.analysis, checked, arrivals))
     report = report_json(checked, path)
     console.print()
     worst = report["worst"]

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TextIO
 
-from .._analysis import Analysis
+from .._analysis import Analysis, Observer
 from .._events import Comment, Event
 from ..dialects._base import Answer, Choice, ToolCall
 
@@ -98,3 +98,18 @@ def analysis_json(a: Analysis) -> dict[str, Any]:
         "events": a.timing.events,
     }
     return doc
+
+
+class JsonLinesOut(Observer):
+    """Writes each event (and comment, if asked) of an analysis pass as a JSON line, as it comes."""
+
+    def __init__(self, out: TextIO, *, comments: bool = False) -> None:
+        self.write = out.write
+        self.comments = comments
+
+    def event(self, event: Event, flags: int) -> None:
+        self.write(dumps(event_json(event)) + "\n")
+
+    def comment(self, comment: Comment) -> None:
+        if self.comments:
+            self.write(dumps(comment_json(comment)) + "\n")

@@ -9,11 +9,9 @@ from urllib.parse import urlsplit
 
 import click
 
-from .._analysis import analyze
-from .._capture import load_capture
 from .._redact import Redactor
 from . import _render
-from ._check import print_show
+from ._check import show
 from ._params import InputError, input_errors
 
 INSTALL_HINT = "recording needs mitmproxy and httpx: pip install 'sse-inspect[record]'"
@@ -161,7 +159,7 @@ def fetch(
         return
     if live:
         sys.stderr.write("\r\x1b[K")
-    print_show(analyze(load_capture(path)), str(path))
+    show(str(path))
     err.print(f"capture written to {path}")
 
 

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.panel import Panel
+from rich.progress import DownloadColumn, Progress, TaskID
 from rich.table import Table
 from rich.text import Text
 
-from .._analysis import Analysis
-from .._capture import Capture
+from .._analysis import Analysis, Observer
+from .._capture import Capture, CaptureStream, Chunk, open_capture
 from .._events import Event
 from .._format import STREAMING_HEADERS, nice_scale, seconds, tick_label, visible
 from .._format import size as _size
@@ -20,6 +23,10 @@ from ..report import bursts
 _SPARK = " ▁▂▃▄▅▆▇█"
 _SCALE_WIDTH = 10
 """Columns the timeline keeps right of its bars for the scale (" 999.9 KiB")."""
+
+
+PROGRESS_FROM = 32 << 20
+"""Captures of at least this many bytes show a progress bar while they are read (on a terminal)."""
 
 
 def console(*, stderr: bool = False) -> Console:
@@ -38,6 +45,33 @@ def safe(text: str, *, newlines: bool = True, style: str = "") -> Text:
     if not newlines:
         text = text.replace("\r", "\\r").replace("\n", "\\n")
     return Text(visible(text.replace("\r\n", "\n")), style=style)
+
+
+@contextmanager
+def reading(path: str) -> Iterator[tuple[CaptureStream, list[Observer]]]:
+    """Open a capture to stream through, with a progress bar on stderr while a big one is read."""
+    with open_capture(path) as stream:
+        err = console(stderr=True)
+        if not err.is_terminal or stream.size is None or stream.size < PROGRESS_FROM:
+            yield stream, []
+            return
+        with Progress(*Progress.get_default_columns(), DownloadColumn(), console=err, transient=True) as bar:
+            task = bar.add_task(f"reading {os.path.basename(path)}", total=stream.size)
+            yield stream, [_ReadProgress(stream, bar, task)]
+
+
+class _ReadProgress(Observer):
+    """Moves a progress bar as the capture file is read (every MiB or so)."""
+
+    def __init__(self, stream: CaptureStream, bar: Progress, task: TaskID) -> None:
+        self.stream, self.bar, self.task = stream, bar, task
+        self.shown = 0
+
+    def wire(self, chunk: Chunk) -> None:
+        done = self.stream.bytes_read
+        if done - self.shown >= 1 << 20:
+            self.bar.update(self.task, completed=done)
+            self.shown = done
 
 
 def request_line(capture: Capture) -> Text:
@@ -92,13 +126,51 @@ def timing_table(a: Analysis) -> RenderableType:
     return table
 
 
-def timeline(a: Analysis, report: Report | None = None) -> RenderableType:
-    """The arrival timeline (see `Timeline`), with the bursts `report` found; a dim note when there is none."""
-    if not a.capture.timed:
+class Arrivals(Observer):
+    """Wire bytes per slice of time, for the timeline, in flat memory: `BINS` bins over a span
+    that doubles (merging bins in pairs) whenever a chunk arrives past it."""
+
+    BINS = 4096
+
+    def __init__(self) -> None:
+        self.span = 0.001
+        self.bins = [0] * self.BINS
+
+    @classmethod
+    def of(cls, chunks: Iterable[Chunk]) -> Arrivals:
+        arrivals = cls()
+        for chunk in chunks:
+            arrivals.wire(chunk)
+        return arrivals
+
+    def wire(self, chunk: Chunk) -> None:
+        t = max(chunk.t or 0.0, 0.0)
+        while t >= self.span:
+            b = self.bins
+            self.bins = [b[i] + b[i + 1] for i in range(0, self.BINS, 2)] + [0] * (self.BINS // 2)
+            self.span *= 2
+        self.bins[int(t / self.span * self.BINS)] += len(chunk.data)
+
+    def columns(self, n: int, total: float) -> list[int]:
+        """Bytes per column of `n` columns spanning 0 to `total` seconds."""
+        out = [0] * n
+        width = self.span / self.BINS
+        for k, size in enumerate(self.bins):
+            if size:
+                out[min(n - 1, int(k * width / total * n))] += size
+        return out
+
+
+def timeline(a: Analysis, report: Report | None = None, arrivals: Arrivals | None = None) -> RenderableType:
+    """The arrival timeline (see `Timeline`), with the bursts `report` found; a dim note when there is none.
+
+    `arrivals` watched the analysis pass; without them, the analysis must have kept its chunks.
+    """
+    if not a.timing.timed:
         return Text("no timeline: untimed capture", style="dim")
-    if not a.capture.chunks or not a.capture.duration:
+    if not a.timing.chunks or not a.timing.total:
         return Text("no timeline: nothing arrived", style="dim")
-    return Timeline(a, report)
+    return Timeline(a, report, arrivals or Arrivals.of(a.capture.chunks))
 
 
 class Timeline:
@@ -113,8 +185,9 @@ class Timeline:
     `report` found. Off a terminal it prints as plain text.
     """
 
-    def __init__(self, a: Analysis, report: Report | None = None) -> None:
+    def __init__(self, a: Analysis, report: Report | None, arrivals: Arrivals) -> None:
         self.a = a
+        self.arrivals = arrivals
         self.bursts = bursts(report) if report is not None else []
         self.silences = [f.evidence for f in report.findings if f.code == "long-silence"] if report is not None else []
 
@@ -122,16 +195,13 @@ class Timeline:
         yield from self.lines(options.max_width)
 
     def lines(self, width: int) -> list[Text]:
-        capture = self.a.capture
-        total = capture.duration or 1.0
+        total = self.a.timing.total or 1.0
         n = max(10, width - 2 - _SCALE_WIDTH)
 
         def col(t: float) -> int:
             return min(n - 1, max(0, int(t / total * n)))
 
-        buckets = [0] * n
-        for c in capture.chunks:
-            buckets[col(c.t or 0.0)] += len(c.data)
+        buckets = self.arrivals.columns(n, total)
         top = max(buckets) or 1
         held = {i for b in self.bursts for i in range(col(b["t"]), col(b["t"] + b["span_ms"] / 1000) + 1)}
         bars = Text.assemble(("│", "dim"))
@@ -165,7 +235,7 @@ class Timeline:
             return ("?", "dim"), f"no end marker in {ans.dialect}"
         if not ans.end_marker_events:
             return ("✘", "bold red"), f"no {visible(ans.end_marker)}"
-        t = self.a.events[ans.end_marker_events[0]].t
+        t = self.a.timing.end_marker
         return ("✔", "bold green"), f"{visible(ans.end_marker)} at {seconds(t)}"
 
     @staticmethod
@@ -268,21 +338,34 @@ def notices(a: Analysis) -> Text | None:
     return text
 
 
+SHOWN_CHARS = 20_000
+"""Characters of a long answer `show` prints: the first and the last half of this."""
+
+
+def clipped(text: str) -> str:
+    """`text`, or for a long one its head and tail around a line saying how much was left out."""
+    if len(text) <= SHOWN_CHARS:
+        return text
+    half = SHOWN_CHARS // 2
+    return f"{text[:half]}\n\n[... {len(text) - 2 * half:,} characters more: `sse-inspect text` prints them all ...]\n\n{text[-half:]}"
+
+
 def answer_view(a: Analysis) -> RenderableType:
     ans = a.answer
     parts: list[RenderableType] = []
     for choice in ans.choices:
         title = f"choice {choice.index}" if len(ans.choices) > 1 else "answer"
         if choice.reasoning:
-            parts.append(Panel(safe(choice.reasoning, style="dim italic"), title=f"{title}: reasoning", title_align="left"))
+            reasoning = safe(clipped(choice.reasoning), style="dim italic")
+            parts.append(Panel(reasoning, title=f"{title}: reasoning", title_align="left"))
         if choice.plan:
-            parts.append(Panel(safe(choice.plan, style="dim"), title=f"{title}: tool plan", title_align="left"))
+            parts.append(Panel(safe(clipped(choice.plan), style="dim"), title=f"{title}: tool plan", title_align="left"))
         if choice.text:
-            parts.append(Panel(safe(choice.text), title=title, title_align="left"))
+            parts.append(Panel(safe(clipped(choice.text)), title=title, title_align="left"))
         if choice.refusal:
-            parts.append(Panel(safe(choice.refusal, style="yellow"), title=f"{title}: refusal", title_align="left"))
+            parts.append(Panel(safe(clipped(choice.refusal), style="yellow"), title=f"{title}: refusal", title_align="left"))
         for call in choice.tool_calls:
-            body = safe(call.arguments or "(no arguments)")
+            body = safe(clipped(call.arguments) or "(no arguments)")
             valid = "" if call.arguments_valid_json else "  [arguments are not valid JSON]"
             parts.append(Panel(body, title=f"tool call: {call.name}{valid}", title_align="left", border_style="cyan"))
     if not parts:
@@ -293,7 +376,7 @@ def answer_view(a: Analysis) -> RenderableType:
     return Group(*parts)
 
 
-def show_view(a: Analysis, report: Report) -> Group:
+def show_view(a: Analysis, report: Report, arrivals: Arrivals | None = None) -> Group:
     """Everything `show` prints before the findings; `report` marks the timeline's bursts."""
     parts: list[RenderableType] = [request_line(a.capture)]
     if a.capture.recorder:
@@ -304,7 +387,7 @@ def show_view(a: Analysis, report: Report) -> Group:
         parts.append(headers)
     parts += [Text(""), timing_table(a)]
     if a.capture.timed:
-        parts.append(timeline(a, report))
+        parts.append(timeline(a, report, arrivals))
     parts += [Text(""), outcome(a)]
     note = notices(a)
     if note is not None:

@@ -9,15 +9,21 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Iterable, Sequence
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 from .._events import Event
-from ._base import Answer, Choice, Dialect, InbandError, ToolCall
+from .._fastjson import loads
+from ._base import END, ERROR, INVALID_JSON, TEXT, Answer, Choice, Dialect, InbandError, ToolCall
 
 __all__ = [
     "DONE",
+    "END",
+    "ERROR",
+    "INVALID_JSON",
+    "KEPT",
     "STRONG",
+    "TEXT",
     "WEAK",
     "ChoiceState",
     "PendingCall",
@@ -34,6 +40,9 @@ __all__ = [
     "url_path",
 ]
 
+KEPT = 1000
+"""How many indices of end markers and of invalid payloads a reader keeps (the counts go on)."""
+
 DONE = "[DONE]"
 """The OpenAI sentinel: never JSON, never counted as invalid JSON in any dialect."""
 
@@ -43,6 +52,30 @@ WEAK = 30
 """Detection points for content this dialect is likely, not certain, to send."""
 _URL_POINTS = 15
 """Detection points for a matching URL: less than any content hint plus a URL elsewhere."""
+
+
+class Channel:
+    """Streamed text pieces, joined a thousand at a time as they pile up: a million one-token
+    strings would take ten times the memory of their text."""
+
+    __slots__ = ("_joined", "_pieces")
+
+    def __init__(self) -> None:
+        self._joined: list[str] = []
+        self._pieces: list[str] = []
+
+    def append(self, piece: str) -> None:
+        pieces = self._pieces
+        pieces.append(piece)
+        if len(pieces) == 1024:
+            self._joined.append("".join(pieces))
+            pieces.clear()
+
+    def __bool__(self) -> bool:
+        return bool(self._pieces or self._joined)
+
+    def __str__(self) -> str:
+        return "".join(self._joined) + "".join(self._pieces)
 
 
 def as_dict(value: object) -> dict[str, Any]:
@@ -97,7 +130,7 @@ def payloads(events: Sequence[Event]) -> Iterable[tuple[Event, dict[str, Any]]]:
     """Each event with its data as a JSON object ({} when it is not one), for detection."""
     for event in events:
         try:
-            value = json.loads(event.data)
+            value = loads(event.data)
         except (ValueError, RecursionError):
             value = None
         yield event, as_dict(value)
@@ -128,7 +161,7 @@ class PendingCall:
         self.position = position
         self.id: str | None = None
         self.name = ""
-        self._parts: list[str] = []
+        self._parts = Channel()
         self._final = ""
 
     def update(self, *, id: object = None, name: object = None, arguments: object = None) -> bool:
@@ -153,7 +186,7 @@ class PendingCall:
 
     def build(self) -> ToolCall:
         return ToolCall(
-            name=self.name, arguments="".join(self._parts) or self._final, id=self.id, index=self.position
+            name=self.name, arguments=str(self._parts) or self._final, id=self.id, index=self.position
         )
 
 
@@ -196,10 +229,10 @@ class ChoiceState:
     """The channels of one choice while the stream is read."""
 
     def __init__(self) -> None:
-        self.text: list[str] = []
-        self.reasoning: list[str] = []
-        self.refusal: list[str] = []
-        self.plan: list[str] = []
+        self.text = Channel()
+        self.reasoning = Channel()
+        self.refusal = Channel()
+        self.plan = Channel()
         self.tools = ToolCalls()
         self.finish_reason: str | None = None
 
@@ -211,19 +244,20 @@ class ChoiceState:
     def build(self, index: int) -> Choice:
         return Choice(
             index=index,
-            text="".join(self.text),
-            reasoning="".join(self.reasoning),
-            refusal="".join(self.refusal),
-            plan="".join(self.plan),
+            text=str(self.text),
+            reasoning=str(self.reasoning),
+            refusal=str(self.refusal),
+            plan=str(self.plan),
             tool_calls=self.tools.build(),
             finish_reason=self.finish_reason,
         )
 
 
 class Reader(ABC):
-    """Reads one stream event by event into per-choice state; one subclass per dialect.
+    """Reads one stream event by event (`feed`) into per-choice state; one subclass per dialect.
 
-    Keeps only per-choice and per-call state, so a generator over a huge capture is fine.
+    Keeps per-choice and per-call state, and at most `KEPT` indices of end markers and of invalid
+    payloads (the counts go on), so a pass over a huge capture holds no per-event state.
     Every JSON payload with a top-level `error` member (and every event named `error`)
     becomes an `InbandError`. When `stops_at_end`, events after the first end marker are
     not read (a client stops there; openai-python breaks at `[DONE]`): further end markers
@@ -236,12 +270,14 @@ class Reader(ABC):
     def __init__(self) -> None:
         self._choices: dict[int, ChoiceState] = {}
         self._index = -1
+        self._marked = False
         self._ignored_after_end = 0
         self.usage: dict[str, Any] | None = None
         self.errors: list[InbandError] = []
         self.end_marker_events: list[int] = []
-        self.text_events: list[int] = []
+        self.end_markers = 0
         self.invalid_json: list[int] = []
+        self.invalid_payloads = 0
         self.model: str | None = None
         self.response_id: str | None = None
         self.extra: dict[str, Any] = {}
@@ -254,22 +290,32 @@ class Reader(ABC):
     def step(self, event: Event, kind: str, payload: dict[str, Any]) -> None:
         """Take one event; `payload` is its data as a JSON object, {} when it is not one."""
 
-    def run(self, events: Iterable[Event]) -> Self:
-        for event in events:
-            self._index = event.index
-            payload = self._load(event)
-            kind = event_kind(event, payload)
-            end = self.is_end(event, kind, payload)
-            if not (self.stops_at_end and self.end_marker_events):
-                self._error(event, kind, payload)
-                self.step(event, kind, payload)
-            elif not end:
-                self._ignored_after_end += 1
-            if end:
+    def feed(self, event: Event) -> int:
+        """Take the next event; what it was, as `TEXT` | `END` | `INVALID_JSON` | `ERROR` flags."""
+        self._index = event.index
+        self._marked = False
+        errors, invalid = len(self.errors), self.invalid_payloads
+        payload = self._load(event)
+        kind = event_kind(event, payload)
+        end = self.is_end(event, kind, payload)
+        if not (self.stops_at_end and self.end_markers):
+            self._error(event, kind, payload)
+            self.step(event, kind, payload)
+        elif not end:
+            self._ignored_after_end += 1
+        flags = TEXT if self._marked else 0
+        if end:
+            self.end_markers += 1
+            if len(self.end_marker_events) < KEPT:
                 self.end_marker_events.append(event.index)
-        return self
+            flags |= END
+        if self.invalid_payloads != invalid:
+            flags |= INVALID_JSON
+        if len(self.errors) != errors:
+            flags |= ERROR
+        return flags
 
-    def answer(self, dialect: Dialect) -> Answer:
+    def answer(self, dialect: Dialect, text_events: tuple[int, ...] = ()) -> Answer:
         extra = dict(self.extra)
         if self._ignored_after_end:
             extra["ignored_after_end"] = self._ignored_after_end
@@ -281,8 +327,10 @@ class Reader(ABC):
             errors=tuple(self.errors),
             end_marker=dialect.end_marker,
             end_marker_events=tuple(self.end_marker_events),
-            text_events=tuple(self.text_events),
+            end_markers=self.end_markers,
+            text_events=text_events,
             invalid_json=tuple(self.invalid_json),
+            invalid_payloads=self.invalid_payloads,
             model=self.model,
             response_id=self.response_id,
             extra=extra,
@@ -294,7 +342,7 @@ class Reader(ABC):
             state = self._choices[index] = ChoiceState()
         return state
 
-    def add(self, channel: list[str], piece: object) -> None:
+    def add(self, channel: Channel, piece: object) -> None:
         """Append a non-empty text piece to a channel and mark the current event as carrying output."""
         if isinstance(piece, str) and piece:
             channel.append(piece)
@@ -302,8 +350,7 @@ class Reader(ABC):
 
     def mark(self) -> None:
         """Record that the current event carried output (text, reasoning, refusal, plan or a tool-call piece)."""
-        if not self.text_events or self.text_events[-1] != self._index:
-            self.text_events.append(self._index)
+        self._marked = True
 
     def identify(self, *, model: object = None, response_id: object = None) -> None:
         """Keep the first non-empty model and response id (Azure's first chunk has empty ones)."""
@@ -314,10 +361,12 @@ class Reader(ABC):
 
     def _load(self, event: Event) -> dict[str, Any]:
         try:
-            value = json.loads(event.data)
+            value = loads(event.data)
         except (ValueError, RecursionError):
             if self.expects_json and event.data != DONE:
-                self.invalid_json.append(event.index)
+                self.invalid_payloads += 1
+                if len(self.invalid_json) < KEPT:
+                    self.invalid_json.append(event.index)
             return {}
         return as_dict(value)
 

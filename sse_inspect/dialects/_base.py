@@ -10,11 +10,18 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from .._events import Event
 
-__all__ = ["Answer", "Choice", "Dialect", "InbandError", "ToolCall"]
+if TYPE_CHECKING:
+    from ._accumulate import Reader
+
+__all__ = ["END", "ERROR", "INVALID_JSON", "TEXT", "Answer", "Choice", "Dialect", "InbandError", "ToolCall"]
+
+TEXT, END, INVALID_JSON, ERROR = 1, 2, 4, 8
+"""What `Reader.feed` says of an event, as flags: it carried output; it was an end marker; its data
+should have been JSON and was not; it reported an in-band error."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -76,15 +83,24 @@ class Answer:
     end_marker: str | None = None
     """The marker this dialect ends a stream with, as text (None: the dialect has none)."""
     end_marker_events: tuple[int, ...] = ()
-    """Indices of the events that were end markers: none = missing, two or more = duplicated."""
+    """Indices of the events that were end markers (the first 1000): none = missing, two or more = duplicated."""
+    end_markers: int = 0
+    """How many end markers came (at least `len(end_marker_events)`)."""
     text_events: tuple[int, ...] = ()
-    """Indices of the events that carried visible text, reasoning or tool-call pieces."""
+    """Indices of the events that carried visible text, reasoning or tool-call pieces
+    (empty from an analysis that kept no events: `Timing.text_events` counts them)."""
     invalid_json: tuple[int, ...] = ()
-    """Indices of events whose data should be JSON in this dialect and is not."""
+    """Indices of events whose data should be JSON in this dialect and is not (the first 1000)."""
+    invalid_payloads: int = 0
+    """How many such events came (at least `len(invalid_json)`)."""
     model: str | None = None
     response_id: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     """Dialect-specific facts worth showing (e.g. Responses' final status)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "end_markers", max(self.end_markers, len(self.end_marker_events)))
+        object.__setattr__(self, "invalid_payloads", max(self.invalid_payloads, len(self.invalid_json)))
 
     @property
     def text(self) -> str:
@@ -132,6 +148,13 @@ class Dialect(ABC):
         """How sure (0-100) that a stream starting with `events`, fetched from `url`, speaks this dialect."""
 
     @abstractmethod
+    def reader(self) -> Reader:
+        """A new reader of one stream in this grammar: `feed` it the events in order."""
+
     def rebuild(self, events: Iterable[Event]) -> Answer:
         """Rebuild the answer from all the events of one stream, in order."""
+        reader = self.reader()
+        feed = reader.feed
+        text = tuple(e.index for e in events if feed(e) & TEXT)
+        return reader.answer(self, text)
 

@@ -7,12 +7,12 @@ blocks and the stream ends with `message_stop` (research/providers.md §3).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from .._events import Event
 from ._accumulate import STRONG, WEAK, Reader, as_dict, as_int, as_str, confidence, event_kind, payloads, url_path
-from ._base import Answer, Dialect
+from ._base import Dialect
 
 __all__ = ["Anthropic"]
 
@@ -52,8 +52,8 @@ class Anthropic(Dialect):
                 content = WEAK
         return confidence(content, url_path(url).endswith("/messages"))
 
-    def rebuild(self, events: Iterable[Event]) -> Answer:
-        return _MessagesReader().run(events).answer(self)
+    def reader(self) -> _MessagesReader:
+        return _MessagesReader()
 
 
 class _MessagesReader(Reader):

@@ -6,12 +6,12 @@ Named kebab-case events whose JSON `type` repeats the name, ended by
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from .._events import Event
 from ._accumulate import STRONG, Reader, as_dict, as_int, as_str, confidence, event_kind, payloads, url_path
-from ._base import Answer, Dialect, InbandError
+from ._base import Dialect, InbandError
 
 __all__ = ["Cohere"]
 
@@ -48,8 +48,8 @@ class Cohere(Dialect):
         strong = any(event_kind(event, payload) in _KINDS for event, payload in payloads(events))
         return confidence(STRONG if strong else 0, url_path(url).endswith("/v2/chat"))
 
-    def rebuild(self, events: Iterable[Event]) -> Answer:
-        return _CohereReader().run(events).answer(self)
+    def reader(self) -> _CohereReader:
+        return _CohereReader()
 
 
 class _CohereReader(Reader):

@@ -7,12 +7,12 @@ of every candidate; no sentinel ends the stream (research/providers.md §4).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from .._events import Event
 from ._accumulate import STRONG, ChoiceState, Reader, as_dict, as_int, as_list, as_str, confidence, payloads, url_path
-from ._base import Answer, Dialect
+from ._base import Dialect
 
 __all__ = ["Gemini"]
 
@@ -38,8 +38,8 @@ class Gemini(Dialect):
         strong = any(key in payload for _, payload in payloads(events) for key in _KEYS)
         return confidence(STRONG if strong else 0, ":streamgeneratecontent" in url_path(url))
 
-    def rebuild(self, events: Iterable[Event]) -> Answer:
-        return _GeminiReader().run(events).answer(self)
+    def reader(self) -> _GeminiReader:
+        return _GeminiReader()
 
 
 class _GeminiReader(Reader):

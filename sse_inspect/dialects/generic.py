@@ -5,12 +5,12 @@ Knows nothing of the payloads, so it shows them as they are rather than guess.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from .._events import Event
 from ._accumulate import DONE, Reader
-from ._base import Answer, Dialect
+from ._base import Dialect
 
 __all__ = ["Generic"]
 
@@ -32,8 +32,8 @@ class Generic(Dialect):
     def detect(cls, events: Sequence[Event], url: str | None) -> int:
         return 1
 
-    def rebuild(self, events: Iterable[Event]) -> Answer:
-        return _GenericReader().run(events).answer(self)
+    def reader(self) -> _GenericReader:
+        return _GenericReader()
 
 
 class _GenericReader(Reader):

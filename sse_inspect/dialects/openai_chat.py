@@ -6,7 +6,7 @@ The most copied grammar: data-only `chat.completion.chunk` events ended by
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from .._events import Event
@@ -27,7 +27,7 @@ from ._accumulate import (
     payloads,
     url_path,
 )
-from ._base import Answer, Dialect
+from ._base import Dialect
 
 __all__ = ["OpenAIChat"]
 
@@ -58,8 +58,8 @@ class OpenAIChat(Dialect):
                 content = WEAK
         return confidence(content, url_path(url).endswith("/chat/completions"))
 
-    def rebuild(self, events: Iterable[Event]) -> Answer:
-        return _ChatReader().run(events).answer(self)
+    def reader(self) -> _ChatReader:
+        return _ChatReader()
 
 
 class _ChatReader(Reader):

@@ -6,7 +6,7 @@ final status and usage live only in the terminal event (research/providers.md §
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from .._events import Event
@@ -23,7 +23,7 @@ from ._accumulate import (
     payloads,
     url_path,
 )
-from ._base import Answer, Dialect
+from ._base import Dialect
 
 __all__ = ["OpenAIResponses"]
 
@@ -60,8 +60,8 @@ class OpenAIResponses(Dialect):
         strong = any(event_kind(event, payload).startswith("response.") for event, payload in payloads(events))
         return confidence(STRONG if strong else 0, url_path(url).endswith("/responses"))
 
-    def rebuild(self, events: Iterable[Event]) -> Answer:
-        return _ResponsesReader().run(events).answer(self)
+    def reader(self) -> _ResponsesReader:
+        return _ResponsesReader()
 
 
 class _ResponsesReader(Reader):
