@@ -301,16 +301,18 @@ class CaptureStream:
             if _is_capture_header(first):
                 self._lines: _JsonLines | None = _JsonLines(first, path)
                 self.capture = self._lines.head
+                self._pieces: Iterable[Chunk] = ()
             elif _is_sse(first):
                 self._lines = None
-                self._first = first
                 self.capture = Capture(timed=False, raw=True, path=path, recorder="raw body", end=End(kind="complete"))
+                self._pieces = self._raw(first)
             else:  # a HAR, a curl trace, a flow file, or not a capture at all: read whole
-                whole = parse_capture(first + f.read(), path=path)
+                data = first + f.read()
+                self.bytes_read = len(data)
+                whole = parse_capture(data, path=path)
                 self._lines = None
-                self._first = b""
-                self._whole = whole.chunks
                 self.capture = dataclasses.replace(whole, chunks=())
+                self._pieces = whole.chunks
         except OSError as exc:
             self.close()
             raise CaptureError(f"cannot read: {exc.strerror or exc}", path=path) from None
@@ -335,10 +337,8 @@ class CaptureStream:
         try:
             if self._lines is not None:
                 yield from self._jsonl(self._lines)
-            elif self.capture.raw:
-                yield from self._raw()
             else:
-                yield from self._whole
+                yield from self._pieces
         except OSError as exc:
             raise CaptureError(f"cannot read: {exc.strerror or exc}", path=self.path) from None
 
@@ -357,8 +357,8 @@ class CaptureStream:
             self.bytes_read += len(line)
             yield line
 
-    def _raw(self) -> Iterator[Chunk]:
-        piece = self._first + self._f.read(RAW_PIECE)
+    def _raw(self, first: bytes) -> Iterator[Chunk]:
+        piece = first + self._f.read(RAW_PIECE)
         _check_raw(piece, self.path)
         while piece:
             self.bytes_read += len(piece)
@@ -488,10 +488,13 @@ class _JsonLines:
 def _load_line(raw: bytes, number: int, path: str | None, *, last: bool, warnings: list[str]) -> dict[str, Any] | None:
     try:
         obj = loads(raw.decode("utf-8"))
-    except (ValueError, RecursionError):
-        if last:
+    except (ValueError, RecursionError) as exc:
+        if last:  # cut by the end of the recording (perhaps inside a character)
             warnings.append(f"line {number}: half-written last line ignored (the recording was cut off)")
             return None
+        if isinstance(exc, UnicodeDecodeError):
+            raise CaptureError(f"not UTF-8 text (byte {exc.start} of the line): capture files are UTF-8 JSON Lines",
+                               path=path, line=number) from None  # fmt: skip
         raise CaptureError("not a JSON line", path=path, line=number) from None
     if not isinstance(obj, dict):
         raise CaptureError(f"expected a JSON object, found {type(obj).__name__}", path=path, line=number)

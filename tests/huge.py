@@ -12,13 +12,14 @@ from sse_inspect._capture import Request, Response, chunk_line, end_line, header
 
 _WORDS = [" Hello", " world", ",", " this", " is", " a", " café", " stream", " of", " tokens", ".", "\n"]
 _RSS = """
-import resource, sys
+import sys
 from sse_inspect.cli import main
 sys.argv = ["sse-inspect", *sys.argv[1:]]
 try:
     main()
-finally:
-    sys.stderr.write(f"\\npeak-rss-kb {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}\\n")
+finally:  # VmHWM: the peak of this program alone (ru_maxrss keeps the forking parent's across exec)
+    peak = next(line for line in open("/proc/self/status") if line.startswith("VmHWM:"))
+    sys.stderr.write(f"\\npeak-rss-kb {peak.split()[1]}\\n")
 """
 
 
@@ -51,10 +52,16 @@ def write_openai_capture(path: Path, size: int) -> int:
     return text
 
 
-def peak_rss(*args: str | Path) -> int:
-    """Peak resident memory in bytes of `sse-inspect ARGS` in a process of its own (output dropped)."""
-    done = subprocess.run([sys.executable, "-c", _RSS, *map(str, args)], stdout=subprocess.DEVNULL,
-                          stderr=subprocess.PIPE, text=True, timeout=600, check=False)  # fmt: skip
-    last = done.stderr.strip().splitlines()[-1]
+def measured(*args: str | Path, keep_output: bool = False) -> tuple[int, str, str, int]:
+    """Run `sse-inspect ARGS` in a process of its own: (exit code, stdout or "", stderr, peak resident bytes)."""
+    out = subprocess.PIPE if keep_output else subprocess.DEVNULL
+    done = subprocess.run([sys.executable, "-c", _RSS, *map(str, args)], stdout=out, stderr=subprocess.PIPE,
+                          text=True, timeout=900, check=False)  # fmt: skip
+    err, _, last = done.stderr.rstrip().rpartition("\n")
     assert last.startswith("peak-rss-kb "), done.stderr
-    return int(last.split()[1]) * 1024
+    return done.returncode, done.stdout or "", err.strip(), int(last.split()[1]) * 1024
+
+
+def peak_rss(*args: str | Path) -> int:
+    """Peak resident memory in bytes of `sse-inspect ARGS` (output dropped)."""
+    return measured(*args)[3]

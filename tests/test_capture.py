@@ -161,6 +161,8 @@ BAD = [
     ("neither chunk nor end", b'{"format": "sse-capture/1"}\n{"t": 1}\n{"end": "complete"}\n', "needs"),
     ("not an object", b'{"format": "sse-capture/1"}\n[1, 2]\n{"end": "complete"}\n', "expected a JSON object"),
     ("bad headers", b'{"format": "sse-capture/1", "response": {"headers": {"a": "b"}}}\n', "headers must be"),
+    ("not utf-8", b'{"format": "sse-capture/1"}\n{"t": 0, "text": "caf\xe9"}\n{"end": "complete"}\n', ":2: not UTF-8 text"),
+    ("deeply nested", b'{"format": "sse-capture/1"}\n' + b"[" * 100000 + b"\n{}\n", ":2: not a JSON line"),
 ]
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import io
+import json
 import os
 import threading
 from pathlib import Path
@@ -18,7 +20,7 @@ from sse_inspect.checks import check_capture, run_checks
 
 from .checks import timelines as T
 from .helpers import CORPUS, ROOT, split_at
-from .huge import peak_rss, write_openai_capture
+from .huge import measured, peak_rss, write_openai_capture
 
 FILES = sorted([*CORPUS.glob("*.sse"), *(ROOT / "captures").glob("*.jsonl"), ROOT / "tests/data/v1-sample.jsonl"])
 TIMELINES = {
@@ -142,3 +144,65 @@ def test_capture_from_a_huge_body_is_checked_in_one_pass() -> None:
     body = b"".join(T.openai_events(3000))
     report = check_capture(capture_from_body(body), keep=False)
     assert report.analysis.timing.events == 3001 and report.analysis.answer.complete
+
+
+HUGE_MB = int(os.environ.get("SSE_INSPECT_HUGE_MB", "0"))
+"""Opt in to the 1 GB run: SSE_INSPECT_HUGE_MB=1000 (about 2 minutes per command on 2 cores)."""
+
+
+@pytest.mark.skipif(not HUGE_MB, reason="opt-in: set SSE_INSPECT_HUGE_MB (e.g. 1000) to stream a capture that big")
+def test_a_huge_capture_streams_through_in_flat_memory(tmp_path: Path) -> None:
+    path = tmp_path / "huge.jsonl"
+    text = write_openai_capture(path, HUGE_MB * 1_000_000)
+    for command in (["events", "--json"], ["text"], ["check"], ["show"]):
+        code, _, err, rss = measured(*command, path)
+        print(f"{' '.join(command)} on {path.stat().st_size / 1e6:.0f} MB: exit {code}, peak RSS {rss / 1e6:.1f} MB")
+        assert code == 0, err
+        assert rss < 64_000_000 + 4 * text, (command, rss)
+
+
+@pytest.mark.parametrize("kind", ["event-stream line", "text line", "capture line"])
+def test_a_single_huge_line_is_read_not_refused(kind: str, tmp_path: Path) -> None:
+    """A 200 MB line without an end: a raw event-stream line, a line of any text, or one chunk line of a
+    capture (20 MB unless SSE_INSPECT_HUGE_MB is set): read and reported, in a few times its size."""
+    size = 200_000_000 if kind != "capture line" or HUGE_MB else 20_000_000
+    path = tmp_path / "line"
+    with open(path, "wb") as f:
+        if kind == "capture line":
+            f.write(b'{"format": "sse-capture/1"}\n{"t": 0.1, "text": "data: ' + b"z" * size + b'\\n\\n"}\n')
+            f.write(b'{"end": "complete", "t": 0.2}\n')
+        else:
+            f.write((b"data: " if kind == "event-stream line" else b"just text ") + b"x" * size)
+    code, out, err, rss = measured("check", "--json", path, keep_output=True)
+    report = json.loads(out)["captures"][0]
+    codes = {f["code"] for f in report["findings"]}
+    if kind == "capture line":
+        assert (code, report["stats"]["events"]) == (0, 1)
+    else:
+        assert code == 0 and "incomplete-event" in codes, (err, codes)
+    assert rss < 100_000_000 + 7 * size, rss
+
+
+def test_a_header_only_capture_is_empty_not_ok(tmp_path: Path) -> None:
+    path = tmp_path / "header.jsonl"
+    path.write_text('{"format": "sse-capture/1"}\n')
+    code, out, _, _ = measured("check", path, keep_output=True)
+    assert code == 0 and "EMPTY: no event" in out and "recording-incomplete" in out
+
+
+def test_reading_a_big_capture_on_a_terminal_shows_progress(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from sse_inspect.cli import _render
+
+    err = io.StringIO()
+    monkeypatch.setattr(_render, "console", lambda stderr=False: Console(file=err, force_terminal=True, width=100))
+    monkeypatch.setattr(_render, "PROGRESS_FROM", 1_000_000)
+    path = tmp_path / "big.jsonl"
+    write_openai_capture(path, 3_000_000)
+    with _render.reading(str(path)) as (stream, watchers):
+        assert len(watchers) == 1
+        analyze(stream, keep=False, observers=watchers)
+    assert "reading big.jsonl" in err.getvalue() and "3.0 MB" in err.getvalue()
+    with _render.reading(str(ROOT / "captures/nginx-buffered.jsonl")) as (stream, watchers):
+        assert watchers == []  # a small one reads too fast to need a bar

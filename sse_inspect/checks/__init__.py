@@ -159,6 +159,8 @@ def _verdict(a: Analysis, findings: list[Finding]) -> str:
         if code in by_code:
             return f"{word}: {by_code[code].message}"
     t = a.timing
+    if not t.events:
+        return f"EMPTY: no event in {t.decoded_bytes} body bytes"
     if t.total is not None:
         first = f", first token at {t.first_token:.3f} s" if t.first_token is not None else ""
         return f"OK: {t.events} events over {t.total:.3f} s{first}"

@@ -22,7 +22,7 @@ class Context(Observer):
 
     def chunk(self, index: int, chunk: Chunk, text_events: int) -> None:
         if len(self.head) < HEAD:
-            self.head = (self.head + chunk.data)[:HEAD]
+            self.head += chunk.data[: HEAD - len(self.head)]
 
     def close(self, analysis: Analysis) -> None:
         self._analysis = analysis
