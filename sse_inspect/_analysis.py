@@ -84,6 +84,8 @@ class Analysis:
     rechunk: RechunkSpec | None = None
     kept: bool = True
     """Whether the chunks and events were kept."""
+    notice_counts: dict[str, int] = dataclasses.field(default_factory=dict)
+    """How many notices of each kind the pass saw (all of them, kept or not)."""
 
     @property
     def dialect(self) -> str:
@@ -345,6 +347,7 @@ class _Pass:
             timing=self._timing(capture),
             rechunk=spec,
             kept=self.keep,
+            notice_counts=dict(self.notice_counts),
         )
         for o in self.observers:
             o.close(analysis)

@@ -206,3 +206,13 @@ def test_reading_a_big_capture_on_a_terminal_shows_progress(monkeypatch: pytest.
     assert "reading big.jsonl" in err.getvalue() and "3.0 MB" in err.getvalue()
     with _render.reading(str(ROOT / "captures/nginx-buffered.jsonl")) as (stream, watchers):
         assert watchers == []  # a small one reads too fast to need a bar
+
+
+def test_notices_are_counted_all_and_kept_a_hundred_of_a_kind() -> None:
+    body = b"".join(b"data: caf\xe9 %d\n\n" % i for i in range(300))
+    flat = analyze(capture_from_body(body), keep=False)
+    assert [n.kind for n in flat.notices] == ["invalid-utf8"] * 100
+    assert flat.notice_counts == {"invalid-utf8": 300} == analyze(capture_from_body(body)).notice_counts
+    report = check_capture(capture_from_body(body), keep=False)
+    [finding] = [f for f in report.findings if f.code == "invalid-utf8"]
+    assert finding.evidence == {"lines": 300}

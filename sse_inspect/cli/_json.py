@@ -88,6 +88,7 @@ def analysis_json(a: Analysis) -> dict[str, Any]:
         "warnings": list(capture.warnings),
     }
     doc["notices"] = [{"kind": n.kind, "message": n.message, "offset": n.offset, "t": n.t} for n in a.notices]
+    doc["notice_counts"] = a.notice_counts
     doc["timing"] = {
         "ttfb": a.timing.ttfb,
         "first_event": a.timing.first_event,

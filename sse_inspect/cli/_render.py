@@ -14,7 +14,7 @@ from rich.text import Text
 
 from .._analysis import Analysis, Observer
 from .._capture import Capture, CaptureStream, Chunk, open_capture
-from .._events import Event
+from .._events import Event, Notice
 from .._format import STREAMING_HEADERS, nice_scale, seconds, tick_label, visible
 from .._format import size as _size
 from ..checks import Report
@@ -321,12 +321,13 @@ def outcome(a: Analysis) -> Text:
 
 def notices(a: Analysis) -> Text | None:
     lines = [f"! {w}" for w in a.capture.warnings]
-    counted: dict[str, list[str]] = {}
+    first: dict[str, Notice] = {}
     for n in a.notices:
-        counted.setdefault(n.kind, []).append(f"{n.message} (byte {n.offset})")
-    for kind, messages in counted.items():
-        more = f" (+{len(messages) - 1} more)" if len(messages) > 1 else ""
-        lines.append(f"{kind}: {messages[0]}{more}")
+        first.setdefault(n.kind, n)
+    for kind, n in first.items():
+        count = a.notice_counts.get(kind, 1)
+        more = f" (+{count - 1} more)" if count > 1 else ""
+        lines.append(f"{kind}: {n.message} (byte {n.offset}){more}")
     for e in a.answer.errors:
         lines.append(f"in-band error at event #{e.event_index}: {e.message}")
     if not lines:
