@@ -15,18 +15,22 @@ comes out as `Notice` values beside the events.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterable
 from dataclasses import dataclass
-from itertools import accumulate, chain, repeat
+from itertools import accumulate, chain, islice, repeat
+from operator import add
 
 from ._events import Comment, Event, Notice
-from ._linebuffer import LineSplitter
+from ._linebuffer import lines
 
 __all__ = ["EventStreamParser", "ParseStats", "parse_events"]
 
 Item = Event | Comment | Notice
 
 _BOM = b"\xef\xbb\xbf"
+_new = tuple.__new__  # Event(...) runs a Python-level __new__; this makes the same tuple in C
+_SLICE = 65536  # the fast path takes many events in slices of about this many bytes
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -50,11 +54,16 @@ class EventStreamParser:
     """Turns the bytes of one `text/event-stream` body into events, comments and notices."""
 
     def __init__(self) -> None:
-        self._lines = LineSplitter()
+        self._parts: list[bytes] = []  # the unfinished line: the pieces of it that came so far
+        self._parts_t: float | None = None  # arrival time of its first byte
+        self._offset = 0  # stream offset of the unfinished line (of the next byte when there is none)
+        self._after_cr = False  # the last byte was a CR that ended a line: an LF next belongs to it
+        self._held = False  # _parts holds whole lines, kept uncut after the fast path (see feed)
+        self._held_at = 0
+        self._held_t: float | None = None
+        self._held_chunk = 0
         self._chunk = -1
         self._t: float | None = None
-        self._partial_t: float | None = None  # arrival time of the pending bytes' first byte
-        self._partial_chunk = 0  # and the index of its chunk
         self._first_line = True
         self._closed = False
         # The spec's buffers. The data buffer is kept as a list of lines, joined at dispatch.
@@ -63,15 +72,16 @@ class EventStreamParser:
         self._last_event_id = ""  # the spec's "last event ID buffer"
         self._last_event_id_string = ""  # the event source's, set from the buffer at each blank line
         self._retry: int | None = None
-        # Provenance of the event being built.
+        # Provenance of the event being built: None when no field line came since the last blank line.
         self._start: int | None = None
         self._t_first: float | None = None
         self._events = 0
         self._comments = 0
         self._bom = False
         self._invalid_utf8 = 0
-        self._seen_cr = False
-        self._seen_crlf = False
+        self._lf = self._crlf = self._cr = 0
+        self._first_cr: int | None = None
+        self._first_crlf: int | None = None
 
     @property
     def last_event_id(self) -> str:
@@ -85,10 +95,9 @@ class EventStreamParser:
 
     @property
     def stats(self) -> ParseStats:
-        s = self._lines
         return ParseStats(
-            bytes=s.offset, events=self._events, comments=self._comments, lf=s.lf, crlf=s.crlf,
-            cr=s.cr, bom=self._bom, invalid_utf8=self._invalid_utf8,
+            bytes=self._offset + sum(map(len, self._parts)), events=self._events, comments=self._comments,
+            lf=self._lf, crlf=self._crlf, cr=self._cr, bom=self._bom, invalid_utf8=self._invalid_utf8,
         )  # fmt: skip
 
     def feed(self, data: bytes, t: float | None = None) -> list[Item]:
@@ -97,128 +106,208 @@ class EventStreamParser:
             raise RuntimeError("feed() after close(): this parser's stream has ended")
         self._chunk += 1
         self._t = t
-        lines = self._lines
-        taken = lines.absorb(data)
-        if taken:  # no line ends here: the unfinished line grows, nothing to parse
-            if taken == 2:
-                self._partial_t, self._partial_chunk = t, self._chunk
+        # `10 in data`, not `b"\n" in data`: CPython first tries a bytes needle as an int, at ~0.1 µs.
+        if 10 not in data and 13 not in data and not self._after_cr:  # no line ends here: the line grows
+            if self._parts:
+                self._parts.append(data)
+            elif data:
+                self._parts = [data]
+                self._parts_t = t
             return []
         out: list[Item] = []
-        if self._start is None and not self._data and not self._event_type and not lines.after_cr:
-            taken = self._blocks(data, t, out)
-            if taken:
-                rest = data[taken:]
-                if not (_ends_an_event(rest) if b"\r" in rest else rest[:1] == b"\n" or b"\n\n" in rest):
-                    lines.hold(rest)  # wait for the next chunk: it may end more whole events
-                    if rest:
-                        self._partial_t, self._partial_chunk = t, self._chunk
-                    if lines.first_crlf is not None:
-                        self._line_ending_notices(out)
+        base = self._offset
+        pos = 0
+        held = self._held
+        if self._parts:  # the pending bytes, then this chunk: buf[:split] came earlier
+            self._parts.append(data)
+            buf = b"".join(self._parts)
+            self._parts = []
+            self._held = False
+            split = len(buf) - len(data)
+        else:
+            buf, split = data, 0
+        if self._after_cr:
+            if not data:
+                return out
+            self._after_cr = False
+            if data[0] == 10:
+                pos = 1
+                self._count_crlf(base - 1, out)
+            else:
+                self._count_cr(base - 1, out)
+        if self._start is not None or self._first_line:  # finish the event in progress line by line
+            pos = self._lines(buf, pos, base, split, held, t, out, True)
+        if self._start is None and not self._after_cr and not self._first_line and pos < len(buf):
+            sep = b"\r\n\r\n" if 13 in buf else b"\n\n"
+            end = buf.rfind(sep, pos)  # the last blank line
+            stop = self._blocks(buf, pos, end, sep, base, split, held, t, out) if end >= 0 else pos
+            rest = buf[stop:]
+            if 10 in rest or 13 in rest:
+                if len(sep) == 2:  # LF only: past the last blank line there is none, nor before `pos` when end < 0
+                    waits = rest[-1] != 10 and (stop > pos or (end < 0 and not held and rest[0] != 10))
+                else:
+                    waits = (stop > pos or not held) and _can_wait(rest)
+                if waits:
+                    # Whole lines of an event not complete yet: they wait uncut, so that the next chunk
+                    # can start at the event's first byte again and take the fast path.
+                    self._parts = [rest]
+                    self._held = True
+                    self._held_at = base + max(stop, split)  # rest[:held_at] came with the earlier pending bytes
+                    self._held_t, self._held_chunk = t, self._chunk
+                    if stop >= split:
+                        self._parts_t = t
+                    self._offset = base + stop
                     return out
-                data = rest
-        self._lines_of(lines.feed(data), lines.offset - len(data), t, out)
-        partial = lines.partial_start
-        if partial is not None and partial >= lines.offset - len(data):
-            self._partial_t, self._partial_chunk = t, self._chunk
-        if lines.first_cr is not None or lines.first_crlf is not None:
-            self._line_ending_notices(out)
+            pos = stop
+        rest = buf[pos:] if pos else buf
+        if 10 in rest or 13 in rest:
+            pos = self._lines(buf, pos, base, split, held, t, out, False)
+            rest = buf[pos:]
+        if rest:
+            self._parts = [rest]
+            if pos >= split:
+                self._parts_t = t
+        self._offset = base + pos
         return out
 
-    def _lines_of(self, done: list[tuple[int, bytes]], base: int, t: float | None, out: list[Item]) -> None:
-        """Interpret finished lines; those that started (or ended) before `base` came with earlier chunks."""
-        held, held_chunk = self._partial_t, self._partial_chunk
-        for start, raw in done:
-            now = start + len(raw) >= base  # its line end came with this chunk
-            self._line(start, raw, held if start < base else t, t if now else held, self._chunk if now else held_chunk, out)
+    def _lines(self, buf: bytes, pos: int, base: int, split: int, held: bool, t: float | None, out: list[Item],
+               to_blank: bool, limit: int = -1) -> int:  # fmt: skip
+        """Interpret the lines of `buf` from `pos` that end in it (with `to_blank`: up to the first blank
+        line, which leaves no event in progress; with `limit`: up to the line end that reaches it);
+        return the offset in `buf` where the next line starts.
 
-    def _blocks(self, data: bytes, t: float | None, out: list[Item]) -> int:
+        `buf[:split]` came before this chunk: an unfinished line, or with `held`, whole lines kept uncut
+        (those from `_held_at` on came with chunk `_held_chunk`).
+        """
+        n = len(buf)
+        for start, stop, nxt in lines(buf, pos, pos if held else max(pos, split)):
+            if buf[stop] == 10:
+                self._lf += 1
+            elif nxt - stop == 2:
+                self._count_crlf(base + stop, out)
+            elif nxt == n:
+                self._after_cr = True  # CR or CRLF: the next chunk tells
+            else:
+                self._count_cr(base + stop, out)
+            if start >= split:
+                began = t
+            else:
+                began = self._held_t if held and base + start >= self._held_at else self._parts_t
+            self._line(base + start, buf[start:stop], began, stop < split, out)
+            pos = nxt
+            if (to_blank and start == stop) or nxt == limit:
+                break
+        return pos
+
+    def _blocks(self, buf: bytes, pos: int, end: int, sep: bytes, base: int, split: int, held: bool,
+                t: float | None, out: list[Item]) -> int:  # fmt: skip
         """The fast path: whole events of the two shapes LLM servers send, without going line by line.
 
-        Applies when no event is being built and the bytes up to the chunk's last blank line
-        are blocks that are all `data: V` or all `event: T` + `data: V`, with LF line ends, or
-        CRLF ones throughout (Gemini). Counting separators in C proves the shape; the events are
-        exactly those the line rules give. Returns how many bytes of `data` it consumed (0: the
-        line path takes them all).
+        Takes the bytes from `pos` (where no event is in progress) to the separator `sep` at `end`,
+        the last blank line in `buf`.
+        Blocks that are all `data: V` or all `event: T` + `data: V`, with LF line ends or CRLF ones
+        throughout (Gemini), are cut and checked in C; the events are exactly those the line rules
+        give. Many blocks go in slices of about 64 KiB; from a slice of other shapes on, line by line.
+        Returns the offset in `buf` past the last event taken (`pos`: none).
         """
-        lines = self._lines
-        head = lines.pending()  # the start of the first block, from earlier chunks
-        if b"\r" in data or b"\r" in head:
-            nl, sep = b"\r\n", b"\r\n\r\n"
-        else:
-            nl, sep = b"\n", b"\n\n"
-        end = data.rfind(sep)
-        if end < 0:
-            return 0
-        if self._first_line:
-            if (head or data).startswith(b"\xef"):
-                return 0  # perhaps a BOM: the line path strips it
-            self._first_line = False
-        region = head + data[:end] if head else data[:end]
-        breaks = region.count(nl)
-        if len(nl) == 2 and not (region.count(b"\r") == breaks == region.count(b"\n")):
-            return 0  # a lone CR or LF among the CRLFs
-        start = lines.pending_start
-        t_first = self._partial_t if head else t
-        tail = len(nl) + 1  # from a block's end to its event's end: past the blank line's first character
-        try:
-            if breaks == 0 and region.startswith(b"data: "):  # one `data: V` block: a live stream's usual chunk
-                event = Event(self._events, "message", region[6:].decode("utf-8"), self._last_event_id, self._retry,
-                              start, start + len(region) + tail, t_first, t, self._chunk)  # fmt: skip
-                out.append(event)
-                self._events += 1
-            elif breaks == 1 and region.startswith(b"event: "):  # one `event: T` + `data: V` block
-                kind, found, value = region.partition(nl + b"data: ")
-                if not found:
-                    return 0
-                out.append(Event(self._events, kind[7:].decode("utf-8") or "message", value.decode("utf-8"),
-                                 self._last_event_id, self._retry, start, start + len(region) + tail, t_first, t,
-                                 self._chunk))  # fmt: skip
-                self._events += 1
-            elif not self._batch(region, nl, sep, breaks, start, t_first, t, out):
-                return 0
-        except UnicodeDecodeError:
-            return 0  # the line path decodes with replacement and says where
-        self._last_event_id_string = self._last_event_id
+        nl = sep[len(sep) // 2 :]
         stop = end + len(sep)
-        if len(nl) == 1:
-            lines.skip(stop, lf=breaks + 2)
-        else:
-            first = region.find(nl)
-            lines.skip(stop, crlf=breaks + 2, first_crlf=start + (first if first >= 0 else len(region)))
+        try:  # one block: a live stream's usual chunk
+            if buf.startswith(b"data: ", pos):
+                name, value, ends = b"message", buf[pos + 6 : end], 2
+            elif buf.startswith(b"event: ", pos):
+                eol = buf.find(nl, pos, end)
+                name, value, ends = buf[pos + 7 : eol], buf[eol + len(nl) + 6 : end], 3
+                if eol < 0 or not buf.startswith(b"data: ", eol + len(nl), end) or 10 in name or 13 in name:
+                    name = b""  # not one `event: T` + `data: V` block
+            else:
+                name = b""
+            if name and 10 not in value and 13 not in value:
+                out.append(_new(Event, (self._events, name.decode(), value.decode(), self._last_event_id,
+                                        self._retry, base + pos, base + stop - len(nl) + 1,
+                                        self._parts_t if pos < split else t, t, self._chunk)))  # fmt: skip
+                self._events += 1
+                if len(nl) == 1:
+                    self._lf += ends
+                else:
+                    self._count_ends(buf, pos, base, ends, out)
+                return stop
+        except UnicodeDecodeError:
+            return pos  # the line path decodes with replacement and says where
+        # Many events at once: none of them can be part of a reference cycle, so the cyclic GC, which
+        # would walk them all again and again as they pile up, is paused meanwhile.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            while pos < stop:
+                cut = buf.find(sep, pos + _SLICE, end) if pos + _SLICE < end else -1
+                cut = end if cut < 0 else cut
+                ends = self._batch(buf[pos:cut], nl, sep, base + pos, self._parts_t if pos < split else t, t, out)
+                if not ends:  # other shapes: the rest goes line by line
+                    self._lines(buf, pos, base, split, held, t, out, False, stop)
+                    break
+                if len(nl) == 1:
+                    self._lf += ends
+                else:
+                    self._count_ends(buf, pos, base, ends, out)
+                pos = cut + len(sep)
+        finally:
+            if collecting:
+                gc.enable()
         return stop
 
-    def _batch(self, region: bytes, nl: bytes, sep: bytes, breaks: int, start: int, t_first: float | None,
-               t: float | None, out: list[Item]) -> bool:  # fmt: skip
-        """Many blocks at once (whole-body and 64 KiB reads): False when they are not all one shape."""
-        n = region.count(sep) + 1  # the shape is proven by counting before anything is split
-        types: Iterable[str]
-        if breaks == 2 * (n - 1) and region.startswith(b"data: ") and region.count(sep + b"data: ") == n - 1:
-            blocks = region.split(sep)
-            types = repeat("message", n)
-            datas = [b[6:].decode("utf-8") for b in blocks]
-        elif breaks == 3 * n - 2 and region.startswith(b"event: ") and region.count(sep + b"event: ") == n - 1:
-            blocks = region.split(sep)
-            data_line = nl + b"data: "
-            parts = [b.partition(data_line) for b in blocks]
-            if any(not p[1] or nl in p[2] for p in parts):
-                return False  # some block is not exactly `event: T` + `data: V`
-            types = [p[0][7:].decode("utf-8") or "message" for p in parts]
-            datas = [p[2].decode("utf-8") for p in parts]
-        else:
-            return False
-        step = len(sep)
-        starts = list(accumulate((len(b) + step for b in blocks), initial=start))
-        ends = starts[1:] if step == 2 else [s - 1 for s in starts[1:]]  # CRLF: the event ends past the CR
+    def _batch(self, region: bytes, nl: bytes, sep: bytes, start: int, t_first: float | None, t: float | None,
+               out: list[Item]) -> int:  # fmt: skip
+        """Blocks of one shape, all in C: their events appended, and the count of their line ends
+        returned (0, nothing appended: not all of one shape, or not UTF-8)."""
+        try:
+            if region.startswith(b"data: "):  # split on the separator and the next field name: the values
+                values = region[6:].split(sep + b"data: ")
+                rest = b"".join(values)
+                if 10 in rest or 13 in rest:
+                    return 0  # some block is not exactly one `data: V` line
+                types: Iterable[str] = repeat("message")
+                sizes = list(map((6 + len(sep)).__add__, map(len, values)))
+                ends = 2 * len(values)
+            elif region.startswith(b"event: ") and region.startswith(b"data: ", region.find(nl) + len(nl)):
+                # T1, V1, T2, V2, ...: one replace, one split
+                body, next_event, data_line = region[7:], sep + b"event: ", nl + b"data: "
+                items = body.replace(next_event, data_line).split(data_line)
+                kinds, values = items[0::2], items[1::2]
+                rest = b"".join(items)
+                if (
+                    len(items) % 2 or 10 in rest or 13 in rest
+                    or next_event.join(map(data_line.join, zip(kinds, values))) != body
+                ):  # fmt: skip
+                    return 0  # not exactly `event: T` + `data: V` blocks: put back together, they differ
+                names = {kind: kind.decode() or "message" for kind in dict.fromkeys(kinds)}  # a few distinct types
+                types = list(map(names.__getitem__, kinds))
+                sizes = list(map((13 + 3 * len(nl)).__add__, map(add, map(len, kinds), map(len, values))))
+                ends = 3 * len(values)
+            else:
+                return 0
+            datas = list(map(bytes.decode, values))
+        except UnicodeDecodeError:
+            return 0  # the line path decodes with replacement and says where
         index = self._events
+        back = len(nl) - 1  # an event ends where the next starts, or (CRLF) past its blank line's CR
         out += map(
-            Event._make,
+            _new, repeat(Event),
             zip(
-                range(index, index + n), types, datas, repeat(self._last_event_id), repeat(self._retry), starts,
-                ends, chain((t_first,), repeat(t, n - 1)), repeat(t), repeat(self._chunk),
+                range(index, index + len(datas)), types, datas, repeat(self._last_event_id), repeat(self._retry),
+                accumulate(sizes, initial=start), islice(accumulate(sizes, initial=start - back), 1, None),
+                chain((t_first,), repeat(t)), repeat(t), repeat(self._chunk),
             ),
         )  # fmt: skip
-        self._events = index + n
-        return True
+        self._events = index + len(datas)
+        return ends
+
+    def _count_ends(self, buf: bytes, pos: int, base: int, ends: int, out: list[Item]) -> None:
+        """`ends` CRLF line ends taken by the fast path from `buf[pos:]`."""
+        if self._first_crlf is None:
+            self._count_crlf(base + buf.find(b"\r\n", pos), out, ends)
+        else:
+            self._crlf += ends
 
     def close(self) -> list[Item]:
         """End of stream: an unfinished event is discarded, as the spec says, and reported."""
@@ -226,12 +315,16 @@ class EventStreamParser:
             return []
         self._closed = True
         out: list[Item] = []
-        self._lines_of(self._lines.feed(b""), self._lines.offset, self._t, out)  # lines the fast path held
-        rest = self._lines.close()
-        self._line_ending_notices(out)
-        if rest is not None or self._start is not None:
-            offset = self._start if self._start is not None else rest[0]  # type: ignore[index]
-            size = self._lines.offset - offset
+        if self._after_cr:
+            self._after_cr = False
+            self._count_cr(self._offset - 1, out)
+        buf = b"".join(self._parts)
+        pos = 0
+        if self._held:  # whole lines that waited: interpret them
+            pos = self._lines(buf, 0, self._offset, len(buf), True, self._t, out, False)
+        if pos < len(buf) or self._start is not None:
+            offset = self._start if self._start is not None else self._offset + pos
+            size = self._offset + len(buf) - offset
             out.append(
                 Notice(
                     kind="unterminated-event",
@@ -243,10 +336,8 @@ class EventStreamParser:
             )
         return out
 
-    def _line(
-        self, start: int, raw: bytes, t: float | None, t_done: float | None, chunk_done: int, out: list[Item]
-    ) -> None:
-        """One finished line, which started arriving at `t` and was finished at `t_done`, in chunk `chunk_done`."""
+    def _line(self, start: int, raw: bytes, t: float | None, held: bool, out: list[Item]) -> None:
+        """One line, which started arriving at `t`, finished by the current chunk or (`held`) by chunk `_held_chunk`."""
         if self._first_line:
             self._first_line = False
             if raw.startswith(_BOM):
@@ -254,8 +345,11 @@ class EventStreamParser:
                 self._bom = True
                 out.append(Notice(kind="bom", message="a UTF-8 byte order mark opens the stream", offset=0, t=t))
                 start += 3
+        if not raw:
+            self._dispatch(start, out)
+            return
         try:
-            line = raw.decode("utf-8")
+            line = raw.decode()
         except UnicodeDecodeError as exc:
             line = raw.decode("utf-8", "replace")
             self._invalid_utf8 += 1
@@ -267,13 +361,13 @@ class EventStreamParser:
                     t=t,
                 )
             )
-        if not line:
-            self._dispatch(start, out)
-            return
         colon = line.find(":")
         if colon == 0:
             self._comments += 1
-            out.append(Comment(text=line[1:], offset=start, t=t_done, chunk=chunk_done))
+            if held:
+                out.append(Comment(text=line[1:], offset=start, t=self._held_t, chunk=self._held_chunk))
+            else:
+                out.append(Comment(text=line[1:], offset=start, t=self._t, chunk=self._chunk))
             return
         if colon < 0:
             name, value = line, ""
@@ -310,47 +404,40 @@ class EventStreamParser:
             )
 
     def _dispatch(self, start: int, out: list[Item]) -> None:
-        """A blank line: dispatch the event being built, if it has data (WHATWG steps 1-5)."""
+        """A blank line at `start`: dispatch the event being built, if it has data (WHATWG steps 1-5)."""
         self._last_event_id_string = self._last_event_id
         if self._data:
             out.append(
-                Event(
-                    index=self._events,
-                    type=self._event_type or "message",
-                    data="\n".join(self._data),
-                    id=self._last_event_id,
-                    retry=self._retry,
-                    start=self._start if self._start is not None else start,
-                    end=start + 1,
-                    t_first=self._t_first,
-                    t=self._t,
-                    chunk=self._chunk,
-                )
-            )
+                _new(Event, (self._events, self._event_type or "message", "\n".join(self._data), self._last_event_id,
+                             self._retry, self._start, start + 1, self._t_first, self._t, self._chunk))
+            )  # fmt: skip
             self._events += 1
             self._data = []
         self._event_type = ""
         self._start = None
         self._t_first = None
 
-    def _line_ending_notices(self, out: list[Item]) -> None:
-        s = self._lines
-        if not self._seen_cr and s.first_cr is not None:
-            self._seen_cr = True
-            out.append(
-                Notice(kind="line-ending", message="a line ends in a lone CR", offset=s.first_cr, t=self._t)
-            )
-        if not self._seen_crlf and s.first_crlf is not None:
-            self._seen_crlf = True
-            out.append(Notice(kind="line-ending", message="a line ends in CRLF", offset=s.first_crlf, t=self._t))
+    def _count_cr(self, offset: int, out: list[Item]) -> None:
+        self._cr += 1
+        if self._first_cr is None:
+            self._first_cr = offset
+            out.append(Notice(kind="line-ending", message="a line ends in a lone CR", offset=offset, t=self._t))
+
+    def _count_crlf(self, offset: int, out: list[Item], n: int = 1) -> None:
+        """`n` CRLF line ends, the first at `offset`."""
+        self._crlf += n
+        if self._first_crlf is None:
+            self._first_crlf = offset
+            out.append(Notice(kind="line-ending", message="a line ends in CRLF", offset=offset, t=self._t))
 
 
-def _ends_an_event(rest: bytes) -> bool:
-    """Whether `rest` (which starts a line) holds a blank line, or ends in a CR an LF may follow:
-    then it cannot wait uncut, as its event would be dispatched later than it arrived."""
-    return (
-        rest.endswith(b"\r") or rest.startswith((b"\n", b"\r"))
-        or b"\n\n" in rest or b"\r\r" in rest or b"\n\r" in rest
+def _can_wait(rest: bytes) -> bool:
+    """Whether `rest` (which starts a line and ends some) may wait uncut for the next chunk: it must hold
+    no blank line (its event would be dispatched later than it arrived) and end inside a line (so that
+    the next chunk's bytes continue a line that began with this one)."""
+    return not (
+        rest[-1] == 10 or rest[-1] == 13 or rest[0] == 10 or rest[0] == 13 or rest.find(b"\n\n") >= 0
+        or (13 in rest and (rest.find(b"\r\r") >= 0 or rest.find(b"\n\r") >= 0))
     )  # fmt: skip
 
 
