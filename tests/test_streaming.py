@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sse_inspect import analyze, capture_from_body, dump_capture, load_capture, parse_events
+from sse_inspect import analyze, capture_from_body, dump_capture, load_capture, parse_events, parse_rechunk_spec
 from sse_inspect._capture import RAW_PIECE, open_capture
 from sse_inspect._secrets import TOKEN_BYTES, BodyScanner
 from sse_inspect.checks import check_capture, run_checks
@@ -216,3 +216,28 @@ def test_notices_are_counted_all_and_kept_a_hundred_of_a_kind() -> None:
     report = check_capture(capture_from_body(body), keep=False)
     [finding] = [f for f in report.findings if f.code == "invalid-utf8"]
     assert finding.evidence == {"lines": 300}
+
+
+CUTS = ["bytes:1", "bytes:7", "random:3", "whole"]
+
+
+PLAIN = [p for p in FILES if load_capture(p).content_encoding is None]
+
+
+@pytest.mark.parametrize("path", PLAIN, ids=[p.name for p in PLAIN])
+def test_the_probes_find_the_same_at_any_cut(path: Path) -> None:
+    """What the framing, lifecycle and hygiene probes keep (tails of the body, held tokens, first
+    events) does not depend on where the chunks were cut."""
+    timing = {"buffering-burst", "single-flush", "fixed-size-flush", "long-silence", "x-accel-buffering"}
+    leak = b"data: {\"key\": \"sk-" + b"Z9" * 20 + b"\"}\n\ndata: [DONE]\r\r"
+
+    def findings(spec: str | None) -> list[tuple[str, str]]:
+        capture = load_capture(path)
+        capture = dataclasses.replace(capture, chunks=(*capture.chunks, dataclasses.replace(capture.chunks[-1], data=leak)))
+        report = check_capture(capture, rechunk=parse_rechunk_spec(spec) if spec else None, keep=False)
+        return [(f.code, f.message) for f in report.findings if f.code not in timing]
+
+    original = findings(None)
+    assert {"secret-in-capture", "done-not-json"} <= {code for code, _ in original}
+    for spec in CUTS:
+        assert findings(spec) == original, spec

@@ -13,16 +13,28 @@ from ._model import Finding, Severity
 __all__ = ["HygieneProbe"]
 
 
+_BATCH = 1 << 16
+"""Body bytes gathered before a search: one search per 64 KiB, not one per (often tiny) chunk."""
+
+
 class HygieneProbe(Observer):
-    """Searches the body for keys and tokens as it passes."""
+    """Searches the body for keys and tokens as it passes, 64 KiB at a time."""
 
     def __init__(self) -> None:
         self.scanner = BodyScanner()
+        self.pending: list[bytes] = []
+        self.size = 0
 
     def chunk(self, index: int, chunk: Chunk, text_events: int) -> None:
-        self.scanner.feed(chunk.data)
+        self.pending.append(chunk.data)
+        self.size += len(chunk.data)
+        if self.size >= _BATCH:
+            self.scanner.feed(b"".join(self.pending))
+            self.pending.clear()
+            self.size = 0
 
     def findings(self, ctx: Context) -> Iterator[Finding]:
+        self.scanner.feed(b"".join(self.pending))
         leaks = header_secrets(ctx.capture) + self.scanner.close()
         if not leaks:
             return

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Iterator
 
 from .._analysis import Observer
@@ -22,8 +21,8 @@ _SENTINEL_AFTER_END_OK = {"gemini", "generic"}
 """Dialects whose "end marker" is no sentinel, so later events are no fault."""
 _SENTINELS_KEPT = 100
 """[DONE]-like events reported (each is a finding)."""
-_RECENT = 4096
-"""Body bytes held to tell how a [DONE] line ended."""
+_RECENT = 256
+"""Body bytes held to tell how a [DONE] line ended (a longer [DONE] event is told as plain)."""
 
 
 class LifecycleProbe(Observer):
@@ -39,8 +38,8 @@ class LifecycleProbe(Observer):
         self.errors: dict[int, Event] = {}
         self.last: Event | None = None
         self._unresolved: list[Event] = []  # [DONE] events whose line end is told once their chunk is in
-        self._recent: deque[tuple[int, bytes]] = deque()  # the last body bytes, as (offset, piece)
-        self._offset = 0
+        self._tail = b""  # the last `_RECENT` body bytes, up to
+        self._offset = 0  # this offset
 
     def event(self, event: Event, flags: int) -> None:
         self.last = event
@@ -64,23 +63,17 @@ class LifecycleProbe(Observer):
             self.sentinels.append((event, "malformed"))
 
     def chunk(self, index: int, chunk: Chunk, text_events: int) -> None:
-        recent = self._recent
-        recent.append((self._offset, chunk.data))
-        self._offset += len(chunk.data)
+        data = chunk.data
+        tail = self._tail + data
+        end = self._offset + len(data)
         for event in self._unresolved:
-            raw = self._bytes(event.start, event.end + 1)
-            lone_cr = raw is not None and b"[DONE]\r" in raw and b"[DONE]\r\n" not in raw
+            start = end - len(tail)
+            raw = tail[event.start - start : event.end + 1 - start] if event.start >= start else b""
+            lone_cr = b"[DONE]\r" in raw and b"[DONE]\r\n" not in raw
             self.sentinels.append((event, "lone-cr" if lone_cr else "done"))
         self._unresolved.clear()
-        while len(recent) > 1 and self._offset - recent[1][0] >= _RECENT:
-            recent.popleft()
-
-    def _bytes(self, start: int, end: int) -> bytes | None:
-        """Body bytes start..end, if still held (None for an event longer than `_RECENT`)."""
-        if not self._recent or start < self._recent[0][0]:
-            return None
-        base = self._recent[0][0]
-        return b"".join(piece for _, piece in self._recent)[start - base : end - base]
+        self._tail = tail[-_RECENT:]
+        self._offset = end
 
     def findings(self, ctx: Context) -> Iterator[Finding]:
         a = ctx.analysis
