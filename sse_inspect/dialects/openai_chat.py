@@ -71,15 +71,17 @@ class _ChatReader(Reader):
             error = inband_error(payload, event.index)
             if error is not None:
                 self.errors.append(error)
-        self.identify(model=payload.get("model"), response_id=payload.get("id"))
+        if self.model is None or self.response_id is None:
+            self.identify(model=payload.get("model"), response_id=payload.get("id"))
         usage = payload.get("usage")
-        if not isinstance(usage, dict):
-            usage = as_dict(payload.get("x_groq")).get("usage")  # older Groq: usage only under x_groq
+        if not isinstance(usage, dict) and "x_groq" in payload:
+            usage = as_dict(payload["x_groq"]).get("usage")  # older Groq: usage only under x_groq
         if isinstance(usage, dict):
             self.usage = usage
-        provider = payload.get("provider")
-        if isinstance(provider, str) and provider:
-            self.extra.setdefault("provider", provider)
+        if "provider" in payload:
+            provider = payload["provider"]
+            if isinstance(provider, str) and provider:
+                self.extra.setdefault("provider", provider)
         for position, entry in enumerate(as_list(payload.get("choices"))):
             if isinstance(entry, dict):
                 index = as_int(entry.get("index"))
@@ -88,8 +90,10 @@ class _ChatReader(Reader):
     def _choice(self, state: ChoiceState, entry: dict[str, Any]) -> None:
         delta = as_dict(entry.get("delta"))
         self._content(state, delta.get("content"))
-        self._reasoning(state, delta)
-        self.add(state.refusal, delta.get("refusal"))
+        if "reasoning_content" in delta or "reasoning" in delta or "reasoning_details" in delta:
+            self._reasoning(state, delta)
+        if "refusal" in delta:
+            self.add(state.refusal, delta["refusal"])
         for fragment in as_list(delta.get("tool_calls")):
             if isinstance(fragment, dict):
                 function = as_dict(fragment.get("function"))
