@@ -151,6 +151,14 @@ def body_chunks(
         _note(notices, f"the {capture.content_encoding} body stops decoding at wire byte {offset}: {exc}", offset, t)
 
 
+def _identity(capture: Capture) -> bool:
+    """Whether the capture's body is sent as it is (no Content-Encoding, or identity)."""
+    try:
+        return BodyDecoder(capture.content_encoding).identity
+    except ContentDecodingError:
+        return False
+
+
 def _note(notices: list[Notice] | None, message: str, offset: int, t: float | None) -> None:
     if notices is not None:
         notices.append(Notice(kind="decode-error", message=message, offset=offset, t=t))
@@ -174,16 +182,22 @@ def analyze(
     run = _Pass(head, get_dialect(dialect) if dialect else None, keep, observers)
     if not rebuild:
         run.dialect, run.reader = get_dialect("generic"), _Unread()
-    wire: Iterable[Chunk] = run.read_wire(source if isinstance(source, CaptureStream) else source.chunks)
+    wire_chunks: Iterable[Chunk] = source if isinstance(source, CaptureStream) else source.chunks
     decode_notices: list[Notice] = []
-    chunks = body_chunks(head, decode_notices, wire)
-    if rechunk is not None:
-        chunks = iter(recut(list(chunks), rechunk))
     parser = EventStreamParser()
-    feed = parser.feed
-    for index, chunk in enumerate(chunks):
-        run.parsed(index, chunk, feed(chunk.data, chunk.t))
-    run.parsed(None, None, [*decode_notices, *parser.close()])
+    feed, parsed = parser.feed, run.parsed
+    if rechunk is None and _identity(head):  # the wire chunks are the body's: parse them as they come
+        wire = run.wire
+        for index, chunk in enumerate(wire_chunks):
+            wire(chunk)
+            parsed(index, chunk, feed(chunk.data, chunk.t))
+    else:
+        chunks = body_chunks(head, decode_notices, run.wired(wire_chunks))
+        if rechunk is not None:
+            chunks = iter(recut(list(chunks), rechunk))
+        for index, chunk in enumerate(chunks):
+            parsed(index, chunk, feed(chunk.data, chunk.t))
+    parsed(None, None, [*decode_notices, *parser.close()])
     capture = source.capture if isinstance(source, CaptureStream) else source
     return run.finish(capture, parser.stats, rechunk)
 
@@ -246,27 +260,29 @@ class _Pass:
         self.last_text: float | None = None
         self.end_marker: float | None = None
 
-    def read_wire(self, chunks: Iterable[Chunk]) -> Iterator[Chunk]:
-        observers = self.on_wire
-        keep = self.wire_chunks.append if self.keep else None
+    def wired(self, chunks: Iterable[Chunk]) -> Iterator[Chunk]:
         for chunk in chunks:
-            t = chunk.t
-            if self.n_wire == 0:
-                self.ttfb = t
-            self.n_wire += 1
-            self.wire_bytes += len(chunk.data)
-            if t is None:
-                self.all_timed = False
-            elif self.all_timed:
-                gap = t - self.last_t
-                if self.max_gap is None or gap > self.max_gap:
-                    self.max_gap, self.max_gap_at = gap, t
-                self.last_t = t
-            if keep is not None:
-                keep(chunk)
-            for wire in observers:
-                wire(chunk)
+            self.wire(chunk)
             yield chunk
+
+    def wire(self, chunk: Chunk) -> None:
+        """A chunk as read: the wire's counts and silences, and the observers of the wire."""
+        t = chunk.t
+        if self.n_wire == 0:
+            self.ttfb = t
+        self.n_wire += 1
+        self.wire_bytes += len(chunk.data)
+        if t is None:
+            self.all_timed = False
+        elif self.all_timed:
+            gap = t - self.last_t
+            if self.max_gap is None or gap > self.max_gap:
+                self.max_gap, self.max_gap_at = gap, t
+            self.last_t = t
+        if self.keep:
+            self.wire_chunks.append(chunk)
+        for hook in self.on_wire:
+            hook(chunk)
 
     def parsed(self, index: int | None, chunk: Chunk | None, items: list[Event | Comment | Notice]) -> None:
         """One parsed chunk's items (index None: what came at the end); held until the dialect is known."""

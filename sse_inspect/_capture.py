@@ -286,7 +286,7 @@ class CaptureStream:
             for chunk in stream: ...  # once
             stream.capture            # now with its end and warnings as well
 
-    `bytes_read` and `size` (None for a pipe) say how far the reading got, for progress bars.
+    `bytes_read` and `size` (both None for a pipe) say how far the reading got, for progress bars.
     """
 
     def __init__(self, f: BinaryIO, path: str, size: int | None, *, owned: bool = True) -> None:
@@ -294,7 +294,6 @@ class CaptureStream:
         self._owned = owned
         self.path = path
         self.size = size
-        self.bytes_read = 0
         self._iterated = False
         try:
             first = f.readline()
@@ -308,7 +307,6 @@ class CaptureStream:
                 self._pieces = self._raw(first)
             else:  # a HAR, a curl trace, a flow file, or not a capture at all: read whole
                 data = first + f.read()
-                self.bytes_read = len(data)
                 whole = parse_capture(data, path=path)
                 self._lines = None
                 self.capture = dataclasses.replace(whole, chunks=())
@@ -342,26 +340,29 @@ class CaptureStream:
         except OSError as exc:
             raise CaptureError(f"cannot read: {exc.strerror or exc}", path=self.path) from None
 
+    @property
+    def bytes_read(self) -> int | None:
+        """Bytes of the file read so far (None when that cannot be told, as for a pipe)."""
+        if self.size is None:
+            return None
+        try:
+            return self._f.tell()
+        except OSError:
+            return None
+
     def load(self) -> Capture:
         """The whole capture in memory."""
         chunks = tuple(self)
         return dataclasses.replace(self.capture, chunks=chunks)
 
     def _jsonl(self, lines: _JsonLines) -> Iterator[Chunk]:
-        self.bytes_read = len(lines.first)
-        yield from lines.chunks(self._counted(self._f))
+        yield from lines.chunks(self._f)
         self.capture = dataclasses.replace(self.capture, end=lines.end, warnings=tuple(lines.warnings))
-
-    def _counted(self, f: BinaryIO) -> Iterator[bytes]:
-        for line in f:
-            self.bytes_read += len(line)
-            yield line
 
     def _raw(self, first: bytes) -> Iterator[Chunk]:
         piece = first + self._f.read(RAW_PIECE)
         _check_raw(piece, self.path)
         while piece:
-            self.bytes_read += len(piece)
             yield Chunk(None, piece)
             piece = self._f.read(RAW_PIECE)
 
@@ -476,6 +477,10 @@ class _JsonLines:
                 continue
             obj = _load_line(raw, number, path, last=not raw.endswith(b"\n"), warnings=warnings)
             if obj is None:
+                continue
+            t, text = obj.get("t"), obj.get("text")
+            if type(text) is str and type(t) is float and len(obj) == 2 and math.isfinite(t) and self.end is None:
+                yield Chunk(t, text.encode("utf-8", "surrogatepass"))  # the common line, checked as `_chunk` would
                 continue
             if self.end is not None:
                 warnings.append(f"line {number}: ignored, it follows the end line")
