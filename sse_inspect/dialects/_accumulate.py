@@ -371,7 +371,7 @@ class Reader(ABC):
         return as_dict(value)
 
     def _error(self, event: Event, kind: str, payload: dict[str, Any]) -> None:
-        error = inband_error(payload.get("error"), event.index)
+        error = inband_error(payload["error"], event.index) if "error" in payload else None
         if error is None and kind == "error":
             error = InbandError(
                 message=as_str(payload.get("message")) or event.data or "error event",
