@@ -19,7 +19,7 @@ import gc
 from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import accumulate, chain, islice, repeat
-from operator import add
+from operator import add, itemgetter
 
 from ._events import Comment, Event, Notice
 from ._linebuffer import lines
@@ -27,10 +27,15 @@ from ._linebuffer import lines
 __all__ = ["EventStreamParser", "ParseStats", "parse_events"]
 
 Item = Event | Comment | Notice
+Held = tuple[int, float | None, int] | None  # see EventStreamParser._held
 
 _BOM = b"\xef\xbb\xbf"
 _new = tuple.__new__  # Event(...) runs a Python-level __new__; this makes the same tuple in C
 _SLICE = 65536  # the fast path takes many events in slices of about this many bytes
+_DATA = (b"data: ", "message", 2)
+_after_data = itemgetter(slice(6, None))  # a `data: V` line's V
+_SMALL = 1024  # reads up to this size (with what waited) go block by block; bigger ones in slices
+_SHORT = 64  # reads shorter than this that end no event just wait (see feed)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -58,10 +63,11 @@ class EventStreamParser:
         self._parts_t: float | None = None  # arrival time of its first byte
         self._offset = 0  # stream offset of the unfinished line (of the next byte when there is none)
         self._after_cr = False  # the last byte was a CR that ended a line: an LF next belongs to it
-        self._held = False  # _parts holds whole lines, kept uncut after the fast path (see feed)
-        self._held_at = 0
-        self._held_t: float | None = None
-        self._held_chunk = 0
+        # When _parts holds whole lines, kept uncut by the fast path (see feed): (offset, t, chunk), the lines
+        # from `offset` on came with chunk `chunk` at `t`. (Fewer than 30 attributes: CPython 3.11 then
+        # shares their keys across instances, and every attribute access is faster.)
+        self._held: Held = None
+        self._shapes = [_DATA, _DATA]  # the fast path's last block shape, with LF and with CRLF line ends
         self._chunk = -1
         self._t: float | None = None
         self._first_line = True
@@ -106,35 +112,127 @@ class EventStreamParser:
             raise RuntimeError("feed() after close(): this parser's stream has ended")
         self._chunk += 1
         self._t = t
+        parts = self._parts
         # `10 in data`, not `b"\n" in data`: CPython first tries a bytes needle as an int, at ~0.1 µs.
         if 10 not in data and 13 not in data and not self._after_cr:  # no line ends here: the line grows
-            if self._parts:
-                self._parts.append(data)
+            if parts:
+                parts.append(data)
             elif data:
                 self._parts = [data]
                 self._parts_t = t
             return []
-        out: list[Item] = []
-        base = self._offset
-        pos = 0
         held = self._held
-        if self._parts:  # the pending bytes, then this chunk: buf[:split] came earlier
-            self._parts.append(data)
-            buf = b"".join(self._parts)
-            self._parts = []
-            self._held = False
-            split = len(buf) - len(data)
+        if (
+            len(data) < _SHORT and not held and self._start is None and not self._after_cr and not self._first_line
+            and data[0] != 10 and data[-1] != 10 and 13 not in data and data.find(b"\n\n") < 0
+        ):  # fmt: skip
+            # A short read that ends no event (LF, no blank line): its lines wait uncut, as held lines do (the
+            # next read will likely complete their block), without joining them now.
+            self._held = (self._offset + sum(map(len, parts)), t, self._chunk)
+            if parts:
+                parts.append(data)
+            else:
+                self._parts = [data]
+                self._parts_t = t
+            return []
+        if parts:  # the pending bytes, then this chunk: buf[:split] came earlier
+            parts.append(data)
+            buf = b"".join(parts)
         else:
-            buf, split = data, 0
-        if self._after_cr:
+            buf = data
+        split = len(buf) - len(data)
+        out: list[Item] = []
+        pos = 0
+        if self._after_cr:  # the last chunk ended in a CR that ended a line: an LF first belongs to it
             if not data:
                 return out
             self._after_cr = False
             if data[0] == 10:
                 pos = 1
-                self._count_crlf(base - 1, out)
+                self._count_crlf(self._offset - 1, out)
             else:
-                self._count_cr(base - 1, out)
+                self._count_cr(self._offset - 1, out)
+        if self._start is not None and pos < len(buf):  # an event in progress: a blank line first ends it
+            pos = self._blank(buf, pos, out)
+        if len(buf) <= _SMALL and self._start is None and not self._after_cr and not self._first_line:
+            # The fast path: a live stream's usual read holds a block or two of the shapes LLM servers send
+            # (`data: V`, or `event: T` + `data: V`), then the start of the next event. The events are those
+            # the line rules give: no event is in progress at `pos`; `head` (the last block's `data: ` or
+            # `event: T` line + `data: `, checked by _shape) matches there, and the data line runs to `end`,
+            # the first LF (CR when `buf` holds one) after it; the blank line `sep` follows, with no CR in an LF
+            # buffer (`crlf` is whether `buf` holds one) nor an LF in a CRLF one's value. Anything else, and the
+            # stream's first CRLF (its notice), goes on by the general path from `pos`.
+            crlf = 13 in buf
+            if crlf:
+                if self._first_crlf is None:
+                    return self._read(buf, pos, split, held, t, out)
+                head, kind, lines = self._shapes[1]
+                end_byte, nl, sep = 13, 2, b"\r\n\r\n"
+            else:
+                head, kind, lines = self._shapes[0]
+                end_byte, nl, sep = 10, 1, b"\n\n"
+            index = self._events
+            while True:
+                if pos:
+                    rest = buf[pos:]
+                    if 10 not in rest and 13 not in rest:  # the rest begins a line (`pos` > `split`: see _hold)
+                        self._parts = [rest] if rest else []
+                        if held:
+                            self._held = None
+                        self._parts_t = t
+                        self._events = index
+                        self._offset += pos
+                        return out
+                if not buf.startswith(head, pos):
+                    shape = self._shape(buf, pos, crlf)
+                    if shape is None:
+                        break
+                    head, kind, lines = shape
+                start = pos + len(head)
+                end = buf.find(end_byte, start)
+                if end < 0 or not buf.startswith(sep, end):
+                    self._events = index
+                    if end == len(buf) - 1 or (crlf and end == len(buf) - 2 and buf[-1] == 10):
+                        if self._begin(buf, pos, start, end, kind if lines == 3 else "", lines, crlf, split, t):
+                            return out
+                    elif end < 0 and not crlf and (pos or not held):  # `event: T`, part of `data: V` (LF)
+                        self._hold(buf, pos, split, t)
+                        return out
+                    break
+                raw = buf[start:end]
+                if crlf and 10 in raw:
+                    break
+                try:
+                    value = raw.decode()
+                except UnicodeDecodeError:
+                    break  # the line path decodes with replacement and says where
+                base = self._offset
+                out.append(_new(Event, (index, kind, value, self._last_event_id, self._retry, base + pos,
+                                        base + end + nl + 1, self._parts_t if pos < split else t, t, self._chunk)))  # fmt: skip
+                index += 1
+                if crlf:
+                    self._crlf += lines
+                else:
+                    self._lf += lines
+                pos = end + 2 * nl
+            self._events = index
+        return self._read(buf, pos, split, held, t, out)
+
+    def _read(self, buf: bytes, pos: int, split: int, held: Held, t: float | None, out: list[Item]) -> list[Item]:
+        """The general path, from `pos` (where a line starts): a lone line ending the read; the event in
+        progress finished line by line; many blocks of the usual shapes cut and checked in C (`_blocks`);
+        then line by line, or whole lines wait uncut (`_hold`). Returns what the chunk completed.
+
+        `buf[:split]` came before this chunk (with `held`: whole lines kept uncut).
+        """
+        self._parts = []
+        self._held = None
+        base = self._offset
+        if buf.find(10, pos) == len(buf) - 1 and 13 not in buf and not held:  # one line, ending the read (LF)
+            self._lf += 1
+            self._line(base + pos, buf[pos:-1], t if pos >= split else self._parts_t, None, out)
+            self._offset = base + len(buf)
+            return out
         if self._start is not None or self._first_line:  # finish the event in progress line by line
             pos = self._lines(buf, pos, base, split, held, t, out, True)
         if self._start is None and not self._after_cr and not self._first_line and pos < len(buf):
@@ -143,20 +241,12 @@ class EventStreamParser:
             stop = self._blocks(buf, pos, end, sep, base, split, held, t, out) if end >= 0 else pos
             rest = buf[stop:]
             if 10 in rest or 13 in rest:
-                if len(sep) == 2:  # LF only: past the last blank line there is none, nor before `pos` when end < 0
-                    waits = rest[-1] != 10 and (stop > pos or (end < 0 and not held and rest[0] != 10))
+                if len(sep) == 2:  # LF only: past the last blank line there is none
+                    waits = rest[-1] != 10 and rest[0] != 10 and (stop > 0 or not held)
                 else:
-                    waits = (stop > pos or not held) and _can_wait(rest)
+                    waits = (stop > 0 or not held) and _can_wait(rest)
                 if waits:
-                    # Whole lines of an event not complete yet: they wait uncut, so that the next chunk
-                    # can start at the event's first byte again and take the fast path.
-                    self._parts = [rest]
-                    self._held = True
-                    self._held_at = base + max(stop, split)  # rest[:held_at] came with the earlier pending bytes
-                    self._held_t, self._held_chunk = t, self._chunk
-                    if stop >= split:
-                        self._parts_t = t
-                    self._offset = base + stop
+                    self._hold(buf, stop, split, t)
                     return out
             pos = stop
         rest = buf[pos:] if pos else buf
@@ -170,14 +260,14 @@ class EventStreamParser:
         self._offset = base + pos
         return out
 
-    def _lines(self, buf: bytes, pos: int, base: int, split: int, held: bool, t: float | None, out: list[Item],
+    def _lines(self, buf: bytes, pos: int, base: int, split: int, held: Held, t: float | None, out: list[Item],
                to_blank: bool, limit: int = -1) -> int:  # fmt: skip
         """Interpret the lines of `buf` from `pos` that end in it (with `to_blank`: up to the first blank
         line, which leaves no event in progress; with `limit`: up to the line end that reaches it);
         return the offset in `buf` where the next line starts.
 
         `buf[:split]` came before this chunk: an unfinished line, or with `held`, whole lines kept uncut
-        (those from `_held_at` on came with chunk `_held_chunk`).
+        (see `_held`).
         """
         n = len(buf)
         for start, stop, nxt in lines(buf, pos, pos if held else max(pos, split)):
@@ -192,16 +282,16 @@ class EventStreamParser:
             if start >= split:
                 began = t
             else:
-                began = self._held_t if held and base + start >= self._held_at else self._parts_t
-            self._line(base + start, buf[start:stop], began, stop < split, out)
+                began = held[1] if held and base + start >= held[0] else self._parts_t
+            self._line(base + start, buf[start:stop], began, held if stop < split else None, out)
             pos = nxt
             if (to_blank and start == stop) or nxt == limit:
                 break
         return pos
 
-    def _blocks(self, buf: bytes, pos: int, end: int, sep: bytes, base: int, split: int, held: bool,
+    def _blocks(self, buf: bytes, pos: int, end: int, sep: bytes, base: int, split: int, held: Held,
                 t: float | None, out: list[Item]) -> int:  # fmt: skip
-        """The fast path: whole events of the two shapes LLM servers send, without going line by line.
+        """Many whole events of the two shapes LLM servers send at once, without going line by line.
 
         Takes the bytes from `pos` (where no event is in progress) to the separator `sep` at `end`,
         the last blank line in `buf`.
@@ -212,28 +302,6 @@ class EventStreamParser:
         """
         nl = sep[len(sep) // 2 :]
         stop = end + len(sep)
-        try:  # one block: a live stream's usual chunk
-            if buf.startswith(b"data: ", pos):
-                name, value, ends = b"message", buf[pos + 6 : end], 2
-            elif buf.startswith(b"event: ", pos):
-                eol = buf.find(nl, pos, end)
-                name, value, ends = buf[pos + 7 : eol], buf[eol + len(nl) + 6 : end], 3
-                if eol < 0 or not buf.startswith(b"data: ", eol + len(nl), end) or 10 in name or 13 in name:
-                    name = b""  # not one `event: T` + `data: V` block
-            else:
-                name = b""
-            if name and 10 not in value and 13 not in value:
-                out.append(_new(Event, (self._events, name.decode(), value.decode(), self._last_event_id,
-                                        self._retry, base + pos, base + stop - len(nl) + 1,
-                                        self._parts_t if pos < split else t, t, self._chunk)))  # fmt: skip
-                self._events += 1
-                if len(nl) == 1:
-                    self._lf += ends
-                else:
-                    self._count_ends(buf, pos, base, ends, out)
-                return stop
-        except UnicodeDecodeError:
-            return pos  # the line path decodes with replacement and says where
         # Many events at once: none of them can be part of a reference cycle, so the cyclic GC, which
         # would walk them all again and again as they pile up, is paused meanwhile.
         collecting = gc.isenabled()
@@ -269,8 +337,26 @@ class EventStreamParser:
                 types: Iterable[str] = repeat("message")
                 sizes = list(map((6 + len(sep)).__add__, map(len, values)))
                 ends = 2 * len(values)
+            elif nl == b"\n" and region.startswith(b"event: ") and 13 not in region:
+                # Its lines: `event: T`, `data: V` and a blank one, block after block (the last without its
+                # blank line, which ends the region); split on the one-byte LF, the fastest split there is.
+                lines = region.split(b"\n")
+                kinds, data_lines = lines[0::3], lines[1::3]
+                if len(lines) % 3 != 2 or any(lines[2::3]):
+                    return 0
+                if not all(map(bytes.startswith, data_lines, repeat(b"data: "))):
+                    return 0
+                names = {}  # a few distinct event lines
+                for kind in dict.fromkeys(kinds):
+                    if not kind.startswith(b"event: "):
+                        return 0
+                    names[kind] = kind[7:].decode() or "message"
+                types = list(map(names.__getitem__, kinds))
+                values = list(map(_after_data, data_lines))
+                sizes = list(map((3).__add__, map(add, map(len, kinds), map(len, data_lines))))
+                ends = 3 * len(values)
             elif region.startswith(b"event: ") and region.startswith(b"data: ", region.find(nl) + len(nl)):
-                # T1, V1, T2, V2, ...: one replace, one split
+                # CRLF: T1, V1, T2, V2, ...: one replace, one split
                 body, next_event, data_line = region[7:], sep + b"event: ", nl + b"data: "
                 items = body.replace(next_event, data_line).split(data_line)
                 kinds, values = items[0::2], items[1::2]
@@ -321,7 +407,7 @@ class EventStreamParser:
         buf = b"".join(self._parts)
         pos = 0
         if self._held:  # whole lines that waited: interpret them
-            pos = self._lines(buf, 0, self._offset, len(buf), True, self._t, out, False)
+            pos = self._lines(buf, 0, self._offset, len(buf), self._held, self._t, out, False)
         if pos < len(buf) or self._start is not None:
             offset = self._start if self._start is not None else self._offset + pos
             size = self._offset + len(buf) - offset
@@ -336,8 +422,8 @@ class EventStreamParser:
             )
         return out
 
-    def _line(self, start: int, raw: bytes, t: float | None, held: bool, out: list[Item]) -> None:
-        """One line, which started arriving at `t`, finished by the current chunk or (`held`) by chunk `_held_chunk`."""
+    def _line(self, start: int, raw: bytes, t: float | None, held: Held, out: list[Item]) -> None:
+        """One line, which started arriving at `t`, finished by the current chunk or (`held`) by the one that held it."""
         if self._first_line:
             self._first_line = False
             if raw.startswith(_BOM):
@@ -365,7 +451,7 @@ class EventStreamParser:
         if colon == 0:
             self._comments += 1
             if held:
-                out.append(Comment(text=line[1:], offset=start, t=self._held_t, chunk=self._held_chunk))
+                out.append(Comment(text=line[1:], offset=start, t=held[1], chunk=held[2]))
             else:
                 out.append(Comment(text=line[1:], offset=start, t=self._t, chunk=self._chunk))
             return
@@ -402,6 +488,86 @@ class EventStreamParser:
             out.append(
                 Notice(kind="ignored-field", message=f"unknown field {name[:40]!r} ignored", offset=start, t=t)
             )
+
+    def _blank(self, buf: bytes, pos: int, out: list[Item]) -> int:
+        """An event is in progress and `buf[pos]` starts a line: when that line is blank, count its line end and
+        dispatch, as `_lines` would. Returns where the next line starts."""
+        first = buf[pos]
+        if first == 10:
+            self._lf += 1
+            nxt = pos + 1
+        elif first != 13:
+            return pos
+        elif pos + 1 == len(buf):
+            self._after_cr = True  # CR or CRLF: the next chunk tells
+            nxt = pos + 1
+        elif buf[pos + 1] == 10:
+            self._count_crlf(self._offset + pos, out)
+            nxt = pos + 2
+        else:
+            self._count_cr(self._offset + pos, out)
+            nxt = pos + 1
+        self._dispatch(self._offset + pos, out)
+        return nxt
+
+    def _shape(self, buf: bytes, pos: int, crlf: bool) -> tuple[bytes, str, int] | None:
+        """The fast path's block shape at `pos`, where the last block's did not match: (head, type, lines), kept
+        for the next blocks; None when it is neither `data: ` nor an `event: T` line (its type decoded) + `data: `."""
+        if buf.startswith(b"data: ", pos):
+            shape = _DATA
+        else:
+            eol = buf.find(13 if crlf else 10, pos)
+            nl = 2 if crlf else 1
+            if not (buf.startswith(b"event: ", pos) and buf.startswith(b"\r\ndata: " if crlf else b"\ndata: ", eol)):
+                return None
+            name = buf[pos + 7 : eol]
+            if crlf and 10 in name:
+                return None
+            try:
+                shape = (buf[pos : eol + nl + 6], name.decode() or "message", 3)
+            except UnicodeDecodeError:
+                return None
+        self._shapes[crlf] = shape
+        return shape
+
+    def _begin(self, buf: bytes, pos: int, start: int, end: int, event_type: str, lines: int, crlf: bool,
+               split: int, t: float | None) -> bool:  # fmt: skip
+        """The fast path's block at `pos` lacks only its blank line: its data line, `buf[start:end]`, and the line
+        end at `end` end `buf`. Its event begins, as `_lines` would begin it (False, nothing done: the value holds
+        an LF or is not UTF-8)."""
+        value = buf[start:end]
+        if crlf and 10 in value:
+            return False
+        try:
+            self._data = [value.decode()]
+        except UnicodeDecodeError:
+            return False
+        self._start = self._offset + pos
+        self._t_first = self._parts_t if pos < split else t
+        self._event_type = event_type
+        if not crlf:
+            self._lf += lines - 1
+        elif end == len(buf) - 2:
+            self._crlf += lines - 1
+        else:
+            self._crlf += lines - 2
+            self._after_cr = True  # as in _lines: the next chunk tells CR from CRLF
+        self._offset += len(buf)
+        self._parts = []
+        self._held = None
+        return True
+
+    def _hold(self, buf: bytes, stop: int, split: int, t: float | None) -> None:
+        """`buf[stop:]` is whole lines of an event not complete yet (no blank line), then the start of a line:
+        it waits uncut, so that the next read starts at the event's first byte again and can take the fast
+        path. Not twice in a row (that would be quadratic in the size of an event): only after an event
+        (which leaves `stop` > `split`: the pending bytes hold no blank line and do not end a line) or when
+        nothing waited before."""
+        self._parts = [buf[stop:]]
+        self._held = (self._offset + max(stop, split), t, self._chunk)  # buf[stop:split] came earlier
+        if stop >= split:
+            self._parts_t = t
+        self._offset += stop
 
     def _dispatch(self, start: int, out: list[Item]) -> None:
         """A blank line at `start`: dispatch the event being built, if it has data (WHATWG steps 1-5)."""
