@@ -1,7 +1,7 @@
 """What the recording addon costs a stream: added latency per event and burst throughput, on loopback.
 
     /work/venv/bin/python benchmarks/recorder_latency.py            # from the repository root
-    /work/venv/bin/python benchmarks/recorder_latency.py --rounds 5 --burst-events 100000
+    /work/venv/bin/python benchmarks/recorder_latency.py --rounds 15 --burst-events 100000
 
 Three processes on this machine: a scripted event-stream server, a mitmdump in reverse mode in front
 of it, and this script as the client, reading with httpx's `iter_raw`. Two mitmdumps run side by
@@ -14,15 +14,21 @@ side, identical but for the addon they load:
 The server sends N events of a fixed size, one HTTP chunk (one `sendall`) each, every event
 stamped with `time.perf_counter_ns()` taken just before its write. Linux's perf_counter is
 CLOCK_MONOTONIC, one clock for every process, so the client's receive time minus the stamp is the
-event's delivery latency. Two runs per setup and round, the setups alternating:
+event's delivery latency. Two runs per setup and round, the setups alternating (a before b in
+even rounds, b before a in odd ones, so neither always runs second):
 
   latency:    `--events` events `--interval-ms` apart (a fast token stream), p50 and p99;
   throughput: `--burst-events` events sent as fast as the server can, MB/s and events/s measured
-              at the client from the first body byte to the last.
+              at the client from the first body byte to the last, and the CPU time the proxy
+              process spent per event (from /proc/PID/task/*/schedstat, in ns).
 
 A direct run (no proxy) gives the floor of this server and client. The table shows each setup,
-the latency the recorder adds (b - a), and the throughput ratio b / a. Loopback only; every read
-is bounded, and an alarm ends the whole run after `--limit` seconds (60 by default).
+the latency the recorder adds (b - a), and the throughput ratio b / a twice: as the ratio of the
+medians, and as the median of the per-round ratios (a round's a and b run seconds apart, so other
+load on the machine moves them alike), each with its spread. Last, the proxy's CPU time per event,
+the steadiest number (waiting for a core does not count): a / b is the throughput ratio where the
+proxy's CPU is the limit, as it is on an idle machine. Loopback only; every read is bounded, and an
+alarm ends the whole run after `--limit` seconds (300 by default).
 """
 
 from __future__ import annotations
@@ -125,6 +131,14 @@ class Setup:
     latencies_us: list[float] = field(default_factory=list)
     mb_per_s: list[float] = field(default_factory=list)
     events_per_s: list[float] = field(default_factory=list)
+    cpu_us_per_event: list[float] = field(default_factory=list)
+
+    def cpu_ns(self) -> int:
+        """CPU time the proxy process has used so far (0 for the direct setup: no proxy)."""
+        if self.process is None:
+            return 0
+        tasks = Path(f"/proc/{self.process.pid}/task")
+        return sum(int((task / "schedstat").read_text().split()[0]) for task in tasks.iterdir())
 
 
 def _free_port() -> int:
@@ -238,8 +252,8 @@ def main() -> None:
     parser.add_argument("--interval-ms", type=float, default=1.0, help="pause between them (default 1 ms)")
     parser.add_argument("--burst-events", type=int, default=30_000, help="events in a throughput run (default 30000)")
     parser.add_argument("--size", type=int, default=200, help="bytes per event, about an LLM token event (default 200)")
-    parser.add_argument("--rounds", type=int, default=3, help="latency + throughput runs per setup (default 3)")
-    parser.add_argument("--limit", type=int, default=60, help="stop after this many seconds (default 60)")
+    parser.add_argument("--rounds", type=int, default=7, help="latency + throughput runs per setup (default 7)")
+    parser.add_argument("--limit", type=int, default=300, help="stop after this many seconds (default 300)")
     args = parser.parse_args()
     if not MITMDUMP.exists():
         raise SystemExit(f"no mitmdump next to {sys.executable}")
@@ -268,14 +282,17 @@ def main() -> None:
                 with httpx.Client(trust_env=False, timeout=IO_TIMEOUT) as client:
                     burst_run(client, f"http://127.0.0.1:{setup.port}/warmup?n=500&size={args.size}&interval_ms=0",
                               500 * args.size)  # fmt: skip
-            for _ in range(args.rounds):
-                for setup in setups:
+            for k in range(args.rounds):
+                for setup in setups if k % 2 == 0 else [direct, *reversed(proxies)]:
                     base = f"http://127.0.0.1:{setup.port}"
                     with httpx.Client(trust_env=False, timeout=IO_TIMEOUT) as client:
                         setup.latencies_us += latency_run(client, base + paced)
+                        cpu_before = setup.cpu_ns()
                         size, seconds = burst_run(client, base + burst, args.burst_events * args.size)
+                        cpu = setup.cpu_ns() - cpu_before
                     setup.mb_per_s.append(size / seconds / 1e6)
                     setup.events_per_s.append(args.burst_events / seconds)
+                    setup.cpu_us_per_event.append(cpu / 1000 / args.burst_events)
             recorded = _recorded_chunks(tmp / "captures")
         finally:
             for proxy in proxies:
@@ -291,26 +308,37 @@ def _recorded_chunks(folder: Path) -> list[int]:
     return [sum(1 for _ in p.open()) - 2 for p in sorted(folder.glob("*-burst.jsonl"))]
 
 
+def _spread(values: list[float], spec: str) -> str:
+    return f"{min(values):{spec}}-{max(values):{spec}}"
+
+
 def report(args: argparse.Namespace, setups: list[Setup], recorded: list[int], took: float) -> None:
     print(f"machine: {machine()}")
     print(f"latency runs: {args.events} events of {args.size} B, {args.interval_ms} ms apart; throughput runs: "
           f"{args.burst_events} events of {args.size} B unpaced; {args.rounds} rounds, setups alternating")  # fmt: skip
     print()
-    header = f"{'setup':<26} {'p50 µs':>8} {'p99 µs':>8} {'max µs':>8} {'MB/s':>7} {'events/s':>9}"
+    header = (f"{'setup':<26} {'p50 µs':>8} {'p99 µs':>8} {'max µs':>8} {'MB/s':>7} {'(min-max)':>11} "
+              f"{'events/s':>9} {'proxy CPU µs/event':>19}")  # fmt: skip
     print(header)
     print("-" * len(header))
     for s in setups:
-        lat = s.latencies_us
+        lat, cpu = s.latencies_us, f"{statistics.median(s.cpu_us_per_event):.2f}" if s.process else "-"
         print(f"{s.name:<26} {percentile(lat, 0.5):8.0f} {percentile(lat, 0.99):8.0f} {max(lat):8.0f} "
-              f"{statistics.median(s.mb_per_s):7.1f} {statistics.median(s.events_per_s):9.0f}")  # fmt: skip
+              f"{statistics.median(s.mb_per_s):7.1f} {_spread(s.mb_per_s, '.1f'):>11} "
+              f"{statistics.median(s.events_per_s):9.0f} {cpu:>19}")  # fmt: skip
     a, b = setups[1], setups[2]
     print()
     added50 = percentile(b.latencies_us, 0.5) - percentile(a.latencies_us, 0.5)
     added99 = percentile(b.latencies_us, 0.99) - percentile(a.latencies_us, 0.99)
-    ratio = statistics.median(b.mb_per_s) / statistics.median(a.mb_per_s)
     print(f"added by the recorder (b - a): p50 {added50:+.0f} µs, p99 {added99:+.0f} µs per event")
-    runs_a, runs_b = (", ".join(f"{x:.1f}" for x in s.mb_per_s) for s in (a, b))
-    print(f"throughput b / a: {ratio:.2f} (medians of {args.rounds} runs; per run: a {runs_a} MB/s, b {runs_b} MB/s)")
+    ratio = statistics.median(b.mb_per_s) / statistics.median(a.mb_per_s)
+    paired = [y / x for x, y in zip(a.mb_per_s, b.mb_per_s, strict=True)]
+    print(f"throughput b / a: {ratio:.2f} (ratio of the medians); per round: {statistics.median(paired):.2f} median, "
+          f"{_spread(paired, '.2f')} ({', '.join(f'{x:.2f}' for x in paired)})")  # fmt: skip
+    cpu_a, cpu_b = statistics.median(a.cpu_us_per_event), statistics.median(b.cpu_us_per_event)
+    print(f"proxy CPU per event: a {cpu_a:.2f} µs ({_spread(a.cpu_us_per_event, '.2f')}), b {cpu_b:.2f} µs "
+          f"({_spread(b.cpu_us_per_event, '.2f')}), medians: the recorder adds {cpu_b - cpu_a:+.2f} µs; "
+          f"a / b {cpu_a / cpu_b:.2f}")  # fmt: skip
     if recorded:
         print(f"chunks recorded per throughput run: {', '.join(map(str, recorded))} ({args.burst_events}: one per HTTP "
               "chunk; more: some HTTP chunks were read in two parts)")  # fmt: skip

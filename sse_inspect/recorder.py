@@ -1,14 +1,18 @@
-"""Writing a capture while its stream flows: header first, one flushed line per chunk, an end line.
+"""Writing a capture while its stream flows: header first, one line per chunk, an end line.
 
-Used by the mitmproxy addon and by `sse-inspect fetch`. Each chunk line is handed to
-the operating system before the next chunk is taken, so a crash loses nothing already
-seen. Secrets are redacted before the header is written.
+Used by the mitmproxy addon and by `sse-inspect fetch`. Every write goes straight to the
+operating system (`os.write`, no buffer in between), so a crash of the process loses
+nothing that was written: `fetch` writes each chunk as it comes, the addon those of one
+iteration of the proxy's event loop together (see `mitm_addon`). Secrets are redacted
+before the header is written.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -19,6 +23,7 @@ from ._redact import Redactor
 
 __all__ = ["CaptureWriter", "capture_filename", "rfc3339"]
 
+_encode_string = json.encoder.encode_basestring  # type: ignore[attr-defined]  # C: JSON string, non-ASCII kept
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _MAX_NAME_PART = 60
 
@@ -45,6 +50,22 @@ def _new_file(folder: Path, name: str) -> tuple[Path, int]:
         except FileExistsError:
             continue
     raise FileExistsError(f"no free capture file name like {name} in {folder}")
+
+
+def chunk_lines(times: Sequence[float], datas: Sequence[bytes]) -> str:
+    """The lines of many chunks, as `chunk_line` writes them, in about half its time per chunk.
+
+    The work per chunk is done by C code (`map`, the JSON string encoder, one `%` format for
+    all of them). The time is formatted `%.6f`: the same number as `chunk_line`'s `round(t, 6)`,
+    with trailing zeros. When a chunk is not UTF-8 on its own, `chunk_line` writes them all.
+    """
+    try:
+        texts = list(map(_encode_string, map(bytes.decode, datas)))
+    except UnicodeDecodeError:
+        return "".join(map(chunk_line, times, datas))
+    fields: list[object] = [None] * (2 * len(texts))
+    fields[::2], fields[1::2] = times, texts
+    return ('{"t": %.6f, "text": %s}\n' * len(texts)) % tuple(fields)
 
 
 class CaptureWriter:
@@ -111,6 +132,10 @@ class CaptureWriter:
     def chunk(self, t: float, data: bytes) -> None:
         """Append one chunk, flushed at once."""
         self._write(chunk_line(t, data))
+
+    def chunks(self, times: Sequence[float], datas: Sequence[bytes]) -> None:
+        """Append chunks (`datas[k]` arrived at `times[k]`) with one system call."""
+        self._write(chunk_lines(times, datas))
 
     def end(self, kind: str, t: float | None, error: str | None = None) -> None:
         """Write the end line and close the file."""

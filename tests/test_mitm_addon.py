@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import os
-from collections.abc import Callable
+import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,17 +19,22 @@ from mitmproxy import exceptions  # noqa: E402
 from mitmproxy.test import taddons, tflow, tutils  # noqa: E402
 
 from sse_inspect import load_capture  # noqa: E402
-from sse_inspect.mitm_addon import SSECapture, end_kind  # noqa: E402
+from sse_inspect.mitm_addon import FLUSH_CHUNKS, SSECapture, end_kind  # noqa: E402
 
 
-def run(test: Callable[[SSECapture, Any], None], tmp_path: Path, **options: Any) -> None:
-    """Run `test(addon, tctx)` inside a mitmproxy test context (which wants a running loop)."""
+def run(test: Callable[[SSECapture, Any], Awaitable[None] | None], tmp_path: Path, **options: Any) -> None:
+    """Run `test(addon, tctx)` inside a mitmproxy test context (which wants a running loop).
+
+    A coroutine function may `await asyncio.sleep(0)` to let the loop end its iteration, as
+    mitmproxy's loop does between two socket reads."""
 
     async def main() -> None:
         addon = SSECapture()
         with taddons.context(addon) as tctx:
             tctx.configure(addon, sse_capture_dir=str(tmp_path / "caps"), **options)
-            test(addon, tctx)
+            result = test(addon, tctx)
+            if inspect.isawaitable(result):
+                await result
 
     asyncio.run(main())
 
@@ -66,6 +73,52 @@ def test_records_chunks_passes_them_through_and_attaches_the_body(tmp_path: Path
     assert capture.request is not None and capture.request.url.endswith("?key=%5BREDACTED%5D") is False
 
 
+def test_chunks_are_written_as_the_loop_iteration_ends_with_their_arrival_times(tmp_path: Path) -> None:
+    """The callable hands each chunk back at once and writes the chunks of one loop iteration
+    (one socket read of mitmproxy's) together as it ends, each with the time it arrived."""
+
+    async def test(addon: SSECapture, tctx: Any) -> None:
+        flow = sse_flow()
+        addon.responseheaders(flow)
+        stream = flow.response.stream
+        (path,) = captures(tmp_path)
+        assert stream(b"data: a\n\n") == b"data: a\n\n"
+        time.sleep(0.05)  # noqa: ASYNC251 - on purpose: the same loop iteration, 50 ms later
+        assert stream(b"data: b\n\n") == b"data: b\n\n"
+        assert not load_capture(path).chunks, "handed on first, written when the iteration ends"
+        await asyncio.sleep(0)
+        first, second = load_capture(path).chunks
+        assert (first.data, second.data) == (b"data: a\n\n", b"data: b\n\n")
+        assert first.t is not None and second.t is not None
+        assert second.t - first.t >= 0.05, "times of arrival, not of writing"
+        assert stream(b"data: c\n\n") == b"data: c\n\n"
+        await asyncio.sleep(0)
+        assert len(load_capture(path).chunks) == 3, "a slow stream: each chunk on disk before the next one comes"
+        addon.response(flow)
+
+    run(test, tmp_path)
+    capture = load_capture(captures(tmp_path)[0])
+    assert capture.body == b"data: a\n\ndata: b\n\ndata: c\n\n" and capture.end is not None
+
+
+def test_a_long_burst_is_written_every_flush_chunks(tmp_path: Path) -> None:
+    """More than FLUSH_CHUNKS chunks in one iteration (a read full of tiny HTTP chunks): those
+    are written at once, so no more than FLUSH_CHUNKS chunks ever wait."""
+
+    async def test(addon: SSECapture, tctx: Any) -> None:
+        flow = sse_flow()
+        addon.responseheaders(flow)
+        events = [b"data: %d\n\n" % k for k in range(FLUSH_CHUNKS + 3)]
+        assert [flow.response.stream(e) for e in events] == events
+        (path,) = captures(tmp_path)
+        assert [c.data for c in load_capture(path).chunks] == events[:FLUSH_CHUNKS]
+        await asyncio.sleep(0)
+        assert [c.data for c in load_capture(path).chunks] == events
+        addon.response(flow)
+
+    run(test, tmp_path)
+
+
 def test_other_content_types_are_left_alone(tmp_path: Path) -> None:
     def test(addon: SSECapture, tctx: Any) -> None:
         flow = sse_flow("application/json")
@@ -102,17 +155,22 @@ def test_wraps_a_stream_callable_set_by_another_addon(tmp_path: Path) -> None:
 
 
 def test_a_failing_disk_stops_the_recording_not_the_traffic(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    def test(addon: SSECapture, tctx: Any) -> None:
+    async def test(addon: SSECapture, tctx: Any) -> None:
         flow = sse_flow()
         addon.responseheaders(flow)
         stream = flow.response.stream
         assert stream(b"data: a\n\n") == b"data: a\n\n"
+        await asyncio.sleep(0)
         os.close(stream.writer._fd)
         stream.writer._fd = os.open("/dev/full", os.O_WRONLY)  # every write: ENOSPC, a full disk
         with caplog.at_level(logging.WARNING):
             assert stream(b"data: b\n\n") == b"data: b\n\n"
             assert stream(b"data: c\n\n") == b"data: c\n\n"
+            await asyncio.sleep(0)
+            assert stream(b"data: d\n\n") == b"data: d\n\n"
+            await asyncio.sleep(0)
         addon.response(flow)
+        assert flow.response.raw_content == b"data: a\n\ndata: b\n\ndata: c\n\ndata: d\n\n", "still attached"
 
     run(test, tmp_path)
     warnings = [r.getMessage() for r in caplog.records if "stopped recording" in r.getMessage()]
@@ -155,8 +213,10 @@ def test_error_hook_writes_the_end_line(tmp_path: Path) -> None:
         addon.error(flow)
 
     run(test, tmp_path)
-    end = load_capture(captures(tmp_path)[0]).end
-    assert end is not None and (end.kind, end.error) == ("client-disconnected", "Client disconnected.")
+    capture = load_capture(captures(tmp_path)[0])
+    assert capture.body == b"data: a\n\n", "the chunk of the last loop iteration is written before the end line"
+    assert capture.end is not None
+    assert (capture.end.kind, capture.end.error) == ("client-disconnected", "Client disconnected.")
 
 
 def test_done_closes_open_captures(tmp_path: Path) -> None:
@@ -167,8 +227,9 @@ def test_done_closes_open_captures(tmp_path: Path) -> None:
         addon.done()
 
     run(test, tmp_path)
-    end = load_capture(captures(tmp_path)[0]).end
-    assert end is not None and end.kind == "error" and "shut down" in (end.error or "")
+    capture = load_capture(captures(tmp_path)[0])
+    assert capture.body == b"data: a\n\n", "the chunk of the last loop iteration is written before the end line"
+    assert capture.end is not None and capture.end.kind == "error" and "shut down" in (capture.end.error or "")
 
 
 def test_bad_filter_is_refused_at_configure(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ import shutil
 import ssl
 import stat
 import threading
+import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from itertools import pairwise
@@ -90,6 +91,20 @@ def stream_each(proxy: Proxy, server: SSEServer, paths: Iterable[str]) -> list[b
     """The body of each path in turn, over one client connection (kept alive, as an SDK does)."""
     with proxy.client() as client:
         return [client.get(proxy.target(server.url(path))).content for path in paths]
+
+
+def written(proxy: Proxy, events: list[bytes], within: float = 2.0) -> None:
+    """The one capture of `proxy` holds `events` as its chunks within `within` s (the addon writes
+    the chunks of an event-loop iteration as it ends: microseconds, unless the machine is busy)."""
+    deadline = time.monotonic() + within
+    while True:
+        files = proxy.capture_files()
+        chunks = [c.data for c in load_capture(files[0]).chunks] if len(files) == 1 else None
+        if chunks == events:
+            return
+        if time.monotonic() > deadline:
+            pytest.fail(f"capture files {files} hold {chunks}, not {events}, {within} s after they passed")
+        time.sleep(0.005)
 
 
 def chunk_times(capture: Capture) -> list[float]:
@@ -184,21 +199,15 @@ def test_chunk_times_follow_the_servers_schedule(start_proxy: StartProxy, server
         assert abs((t1 - t0) - (s1 - s0)) < 0.08, (times, sent)
 
 
-def test_no_buffering_and_each_chunk_written_before_it_is_forwarded(
-    start_proxy: StartProxy, server: SSEServer
-) -> None:
+def test_no_buffering_and_each_chunk_written_as_it_is_forwarded(start_proxy: StartProxy, server: SSEServer) -> None:
     """The symptom users bring: "the stream arrives all at once". With the server holding each next
     event until the test lets it go, the client must already have event k before event k+1 exists,
-    and the capture file must already hold it (a crash of the proxy then loses nothing seen)."""
+    and the capture file must hold it too, without waiting for anything more of the stream."""
     events = chat_events("Hel", "lo")
     server.routes["/s"], gates = held(events)
     proxy = start_proxy()
 
-    def written_before_forwarded(k: int) -> None:
-        [path] = proxy.capture_files()
-        assert [c.data for c in load_capture(path).chunks] == events[: k + 1]
-
-    stream_held(proxy, server, "/s", events, gates, written_before_forwarded)
+    stream_held(proxy, server, "/s", events, gates, lambda k: written(proxy, events[: k + 1]))
 
     [capture] = proxy.captures(1)
     assert [c.data for c in capture.chunks] == events
@@ -261,6 +270,50 @@ def test_proxy_shutdown_mid_stream(start_proxy: StartProxy, server: SSEServer) -
     [capture] = proxy.captures(1)
     assert capture.end is not None and capture.end.kind == "error", capture.end
     assert [c.data for c in capture.chunks] == events[:1]
+
+
+def test_proxy_killed_mid_stream_keeps_every_chunk_it_passed_on(start_proxy: StartProxy, server: SSEServer) -> None:
+    """mitmdump SIGKILLed (the OOM killer, `kill -9`) while the server holds its third event: no
+    `done()`, no end line, yet the capture holds the two events that had passed, and loads."""
+    events = chat_events("Hel", "lo")
+    server.routes["/s"] = Script([Write(events[0]), Write(events[1]), Write(events[2], gate=threading.Event())])
+    proxy = start_proxy()
+
+    with proxy.client() as client, client.stream("GET", proxy.target(server.url("/s"))) as r:
+        chunks = r.iter_raw()
+        read_exactly(chunks, events[0] + events[1], "the first two events")
+        time.sleep(0.1)  # the loop iteration that passed them on ends microseconds later, even on a busy machine
+        proxy.process.kill()
+        assert proxy.process.wait(10) == -9
+
+    [path] = proxy.capture_files()
+    capture = load_capture(path)
+    assert [c.data for c in capture.chunks] == events[:2]
+    assert capture.end is None and capture.warnings == ()
+
+
+def test_proxy_killed_in_a_burst_leaves_a_loadable_prefix(start_proxy: StartProxy, server: SSEServer) -> None:
+    """SIGKILL while a fast stream pours through (1 MB of events as fast as the server writes, the
+    client 64 KiB into it), when the addon writes hundreds of chunks with each system call: the
+    capture still loads, and holds a prefix of the stream, each chunk with its time."""
+    events = [b'data: {"i": %d, "pad": "%s"}\n\n' % (k, b"x" * 200) for k in range(5000)]
+    server.routes["/s"] = Script.events(*events, end_gate=threading.Event())
+    proxy = start_proxy()
+
+    with proxy.client() as client, client.stream("GET", proxy.target(server.url("/s"))) as r:
+        got = 0
+        for chunk in r.iter_raw():
+            got += len(chunk)
+            if got >= 65536:
+                proxy.process.kill()  # before leaving the loop, which closes the response
+                break
+        assert proxy.process.wait(10) == -9
+
+    [path] = proxy.capture_files()
+    capture = load_capture(path)
+    assert capture.end is None and capture.chunks
+    assert b"".join(events).startswith(capture.body)
+    assert all(c.t is not None for c in capture.chunks)
 
 
 def test_secrets_are_redacted(start_proxy: StartProxy, server: SSEServer) -> None:
