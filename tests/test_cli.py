@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from sse_inspect import Event, parse_events
 from sse_inspect.cli import cli
 
 from .helpers import CORPUS, ROOT
@@ -164,3 +165,13 @@ def test_python_dash_m_and_the_script() -> None:
     missing = subprocess.run([sys.executable, "-m", "sse_inspect", "show", "nope"], capture_output=True, timeout=60)
     assert missing.returncode == 2
     assert missing.stderr.decode().strip() == "Error: nope: no such file"
+
+
+def test_event_lines_are_what_json_dumps_writes() -> None:
+    from sse_inspect.cli._json import dumps, event_json, event_line
+
+    events = [e for path in sorted(CORPUS.glob("*.sse")) for e in parse_events(path.read_bytes())]
+    events += [Event(index=7, type="é\u2028\x00", data='"\\\n', id="x", retry=3000, start=1, end=9, t_first=0.25, t=1e-07)]
+    assert len(events) > 500
+    for e in events:
+        assert event_line(e) == dumps(event_json(e)) + "\n"

@@ -93,6 +93,7 @@ def check_capture(
     framing, lifecycle, timing, hygiene = FramingProbe(), LifecycleProbe(), TimingProbe(ctx.thresholds), HygieneProbe()
     analysis = analyze(source, rechunk=rechunk, dialect=dialect, keep=keep,
                        observers=[ctx, framing, lifecycle, timing, hygiene, *observers])  # fmt: skip
+    ctx.head = hygiene.head
     capture = analysis.capture
     findings: list[Finding] = []
     skipped = []

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .._analysis import Analysis, Observer
-from .._capture import Capture, Chunk
+from .._capture import Capture
 from ._model import Thresholds
 
 __all__ = ["Context"]
@@ -13,16 +13,13 @@ HEAD = 200
 
 
 class Context(Observer):
-    """Watches the pass for the head of the body; holds the analysis once the pass is over."""
+    """Holds the analysis once the pass is over, and the head of the body (set by the hygiene probe,
+    which reads the body anyway)."""
 
     def __init__(self, thresholds: Thresholds) -> None:
         self.thresholds = thresholds
         self.head = b""
         self._analysis: Analysis | None = None
-
-    def chunk(self, index: int, chunk: Chunk, text_events: int) -> None:
-        if len(self.head) < HEAD:
-            self.head += chunk.data[: HEAD - len(self.head)]
 
     def close(self, analysis: Analysis) -> None:
         self._analysis = analysis

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .._analysis import Observer
+from .._analysis import Analysis, Observer
 from .._capture import Chunk
 from .._secrets import BodyScanner, header_secrets
-from ._context import Context
+from ._context import HEAD, Context
 from ._model import Finding, Severity
 
 __all__ = ["HygieneProbe"]
@@ -24,17 +24,27 @@ class HygieneProbe(Observer):
         self.scanner = BodyScanner()
         self.pending: list[bytes] = []
         self.size = 0
+        self.head = b""
+        """The first bytes of the body, to quote an error response (`HEAD` of them)."""
 
     def chunk(self, index: int, chunk: Chunk, text_events: int) -> None:
         self.pending.append(chunk.data)
         self.size += len(chunk.data)
         if self.size >= _BATCH:
-            self.scanner.feed(b"".join(self.pending))
-            self.pending.clear()
-            self.size = 0
+            self._scan()
+
+    def _scan(self) -> None:
+        body = b"".join(self.pending)
+        if len(self.head) < HEAD:
+            self.head += body[: HEAD - len(self.head)]
+        self.scanner.feed(body)
+        self.pending.clear()
+        self.size = 0
+
+    def close(self, analysis: Analysis) -> None:
+        self._scan()
 
     def findings(self, ctx: Context) -> Iterator[Finding]:
-        self.scanner.feed(b"".join(self.pending))
         leaks = header_secrets(ctx.capture) + self.scanner.close()
         if not leaks:
             return

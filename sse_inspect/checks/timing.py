@@ -64,17 +64,16 @@ class TimingProbe(Observer):
         self.last_size = 0
         self.run: list[Any] = []  # [size or -1 when mixed, chunks, t of the first, t of the last, cut mid-event]
         self.flushes: dict[int, list[Any]] = {}  # size -> [chunks, cut mid-event, t of the first]
-        self.tail = b""  # the last bytes on the wire, to tell a cut at an event boundary
         self.prev_t = 0.0
         self.silences: list[tuple[float, float]] = []
 
     def event(self, event: Event, flags: int) -> None:
         if flags & TEXT:
             t = event.t or 0.0  # timed: every t is set
-            if self.texts:
-                self.longest = max(self.longest, t - self.last_text)
-            else:
+            if not self.texts:
                 self.first_text = t
+            elif t - self.last_text > self.longest:
+                self.longest = t - self.last_text
             self.texts += 1
             self.last_text = t
 
@@ -123,8 +122,8 @@ class TimingProbe(Observer):
             run[0] = -1
         run[1] += 1
         run[3] = t
-        self.tail = data[-4:] if size >= 4 else (self.tail + data)[-4:]
-        run[4] += not self.tail.endswith((b"\n\n", b"\r\n\r\n", b"\r\r"))
+        if size >= 1024:  # only such chunks can be a buffer's flushes: is this one cut inside an event?
+            run[4] += not data.endswith((b"\n\n", b"\r\n\r\n", b"\r\r"))
         self.last_size = size
         self.prev_t = t
 

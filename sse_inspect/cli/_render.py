@@ -133,6 +133,7 @@ class Arrivals(Observer):
 
     def __init__(self) -> None:
         self.span = 0.001
+        self.scale = self.BINS / self.span
         self.bins = [0] * self.BINS
 
     @classmethod
@@ -143,12 +144,13 @@ class Arrivals(Observer):
         return arrivals
 
     def wire(self, chunk: Chunk) -> None:
-        t = max(chunk.t or 0.0, 0.0)
+        t = chunk.t or 0.0
         while t >= self.span:
             b = self.bins
             self.bins = [b[i] + b[i + 1] for i in range(0, self.BINS, 2)] + [0] * (self.BINS // 2)
             self.span *= 2
-        self.bins[int(t / self.span * self.BINS)] += len(chunk.data)
+            self.scale = self.BINS / self.span
+        self.bins[min(int(t * self.scale), self.BINS - 1) if t > 0 else 0] += len(chunk.data)
 
     def columns(self, n: int, total: float) -> list[int]:
         """Bytes per column of `n` columns spanning 0 to `total` seconds."""
