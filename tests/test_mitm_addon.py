@@ -193,6 +193,28 @@ def test_unwritable_folder_records_nothing_and_proxies_on(tmp_path: Path, caplog
     assert any("not recording" in r.getMessage() for r in caplog.records)
 
 
+def test_permission_denied_records_nothing_and_proxies_on(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """EACCES on the capture file (root writes through chmod, so the file system layer is faked)."""
+    import sse_inspect.recorder
+
+    def denied(path: str, flags: int, mode: int = 0o777) -> int:
+        raise PermissionError(13, "Permission denied", path)
+
+    monkeypatch.setattr(sse_inspect.recorder.os, "open", denied)
+
+    def test(addon: SSECapture, tctx: Any) -> None:
+        flow = sse_flow()
+        with caplog.at_level(logging.WARNING):
+            addon.responseheaders(flow)
+        assert flow.response.stream is True, "not recorded, but streamed: never held back"
+
+    run(test, tmp_path)
+    [warning] = [r.getMessage() for r in caplog.records if "not recording" in r.getMessage()]
+    assert "Permission denied" in warning
+
+
 @pytest.mark.parametrize(
     ("message", "kind"),
     [("Client disconnected.", "client-disconnected"), ("stream reset by client (CANCEL)", "client-disconnected"),
