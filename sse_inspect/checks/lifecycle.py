@@ -8,7 +8,7 @@ from .._analysis import Observer
 from .._capture import Chunk
 from .._events import Event
 from ..dialects._accumulate import KEPT
-from ..dialects._base import END, ERROR, INVALID_JSON
+from ..dialects._base import END, ERROR, INVALID_JSON, TEXT
 from ._context import Context
 from ._model import Finding, Severity
 
@@ -38,11 +38,15 @@ class LifecycleProbe(Observer):
         self.errors: dict[int, Event] = {}
         self.last: Event | None = None
         self._unresolved: list[Event] = []  # [DONE] events whose line end is told once their chunk is in
-        self._tail = b""  # the last `_RECENT` body bytes, up to
+        self._tail = b""  # the last `_RECENT` body bytes (or more: the last chunk), up to
         self._offset = 0  # this offset
 
     def event(self, event: Event, flags: int) -> None:
         self.last = event
+        if flags & ~TEXT or self.markers or len(event.data) < 16:  # most events are text and nothing more
+            self._notable(event, flags)
+
+    def _notable(self, event: Event, flags: int) -> None:
         if flags & END:
             if len(self.markers) < 2:
                 self.markers.append(event)
@@ -64,16 +68,16 @@ class LifecycleProbe(Observer):
 
     def chunk(self, index: int, chunk: Chunk, text_events: int) -> None:
         data = chunk.data
-        tail = self._tail + data
-        end = self._offset + len(data)
-        for event in self._unresolved:
-            start = end - len(tail)
-            raw = tail[event.start - start : event.end + 1 - start] if event.start >= start else b""
-            lone_cr = b"[DONE]\r" in raw and b"[DONE]\r\n" not in raw
-            self.sentinels.append((event, "lone-cr" if lone_cr else "done"))
-        self._unresolved.clear()
-        self._tail = tail[-_RECENT:]
-        self._offset = end
+        if self._unresolved:
+            tail = self._tail + data
+            start = self._offset + len(data) - len(tail)
+            for event in self._unresolved:
+                raw = tail[event.start - start : event.end + 1 - start] if event.start >= start else b""
+                lone_cr = b"[DONE]\r" in raw and b"[DONE]\r\n" not in raw
+                self.sentinels.append((event, "lone-cr" if lone_cr else "done"))
+            self._unresolved.clear()
+        self._offset += len(data)
+        self._tail = data if len(data) >= _RECENT else (self._tail + data)[-_RECENT:]
 
     def findings(self, ctx: Context) -> Iterator[Finding]:
         a = ctx.analysis

@@ -41,6 +41,10 @@ class Release:
         return self.t1 - self.t0
 
 
+_FLUSH_MIN = 1024
+"""A fixed-size flush is of chunks this big at least (smaller equal chunks are a server's equal events)."""
+
+
 class TimingProbe(Observer):
     """Follows the arrival times of a pass: releases of the parsed chunks (the biggest one, and
     those that could be bursts), the times of text events, chunk sizes and runs on the wire, silences."""
@@ -48,6 +52,7 @@ class TimingProbe(Observer):
     def __init__(self, thresholds: Thresholds) -> None:
         th = self.th = thresholds
         self.window = th.burst_window_ms / 1000
+        self.long_silence = th.long_silence_s
         # releases
         self.release: list[Any] = []
         self.releases = 0
@@ -60,9 +65,12 @@ class TimingProbe(Observer):
         self.longest = 0.0
         # the wire: sizes, runs of chunks within the window, silences
         self.n_wire = 0
-        self.sizes: Counter[int] = Counter()
+        self.sizes: Counter[int] = Counter()  # of chunks of 1 KiB or more
         self.last_size = 0
-        self.run: list[Any] = []  # [size or -1 when mixed, chunks, t of the first, t of the last, cut mid-event]
+        # the current release on the wire: its chunks' one size (-1: mixed or small), count, first
+        # time, and how many of them end inside an event
+        self.run_size = self.run_chunks = self.run_cut = 0
+        self.run_t0 = 0.0
         self.flushes: dict[int, list[Any]] = {}  # size -> [chunks, cut mid-event, t of the first]
         self.prev_t = 0.0
         self.silences: list[tuple[float, float]] = []
@@ -105,35 +113,32 @@ class TimingProbe(Observer):
 
     def wire(self, chunk: Chunk) -> None:
         t = chunk.t or 0.0
-        data = chunk.data
-        size = len(data)
-        if self.n_wire:
-            self.sizes[self.last_size] += 1  # every chunk but the last: whatever was left
+        size = len(chunk.data)
+        prev = self.prev_t
+        if self.last_size >= _FLUSH_MIN:
+            self.sizes[self.last_size] += 1  # every chunk but the last (whatever was left); only big ones
         self.n_wire += 1
-        if t - self.prev_t > self.th.long_silence_s:
-            self.silences.append((self.prev_t, t))
-        run = self.run
-        if run and t - run[3] > self.window:
-            self._run_over()
-            run = self.run
-        if not run:
-            run[:] = [size, 0, t, t, 0]
-        elif run[0] != size:
-            run[0] = -1
-        run[1] += 1
-        run[3] = t
-        if size >= 1024:  # only such chunks can be a buffer's flushes: is this one cut inside an event?
-            run[4] += not data.endswith((b"\n\n", b"\r\n\r\n", b"\r\r"))
+        if t - prev > self.long_silence:
+            self.silences.append((prev, t))
+        if t - prev > self.window:  # a new release on the wire: the last one is over
+            if self.run_size > 0:
+                self._run_over()
+            self.run_size = size if size >= _FLUSH_MIN else -1
+            self.run_chunks = self.run_cut = 0
+            self.run_t0 = t
+        elif self.run_size != size:
+            self.run_size = -1
+        self.run_chunks += 1
+        if size >= _FLUSH_MIN:  # only such chunks can be a buffer's flushes: is this one cut inside an event?
+            self.run_cut += not chunk.data.endswith((b"\n\n", b"\r\n\r\n", b"\r\r"))
         self.last_size = size
         self.prev_t = t
 
     def _run_over(self) -> None:
-        size, chunks, t0, _, cut = self.run
-        if size >= 0:
-            flush = self.flushes.setdefault(size, [0, 0, t0])
-            flush[0] += chunks
-            flush[1] += cut
-        self.run = []
+        """A release of chunks all of one size (>= 1 KiB) is over: count it as that size's flushes."""
+        flush = self.flushes.setdefault(self.run_size, [0, 0, self.run_t0])
+        flush[0] += self.run_chunks
+        flush[1] += self.run_cut
 
     def findings(self, ctx: Context) -> Iterator[Finding]:
         if self.release:
@@ -200,11 +205,11 @@ class TimingProbe(Observer):
         """
         th = self.th
         wire = self.n_wire - 1
-        if wire < th.fixed_flush_min_chunks:
+        if wire < th.fixed_flush_min_chunks or not self.sizes:
             return
+        # The most common big size: it is the most common size of all whenever its flushes are at least
+        # half of the chunks, as the finding requires.
         size = self.sizes.most_common(1)[0][0]
-        if size < 1024:
-            return
         flushes, cut, t = self.flushes.get(size, (0, 0, None))
         if flushes < th.fixed_flush_min_chunks or flushes * 2 < wire:
             return
