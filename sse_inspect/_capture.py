@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Self
 
 from ._errors import CaptureError
-from ._fastjson import loads
+from ._fastjson import loads, scan
 
 _encode_string = json.encoder.encode_basestring  # type: ignore[attr-defined]  # C: JSON string, non-ASCII kept
 
@@ -473,14 +473,20 @@ class _JsonLines:
         """The chunk lines of `rest` (the lines after the header, each with its newline)."""
         path, warnings = self.path, self.warnings
         for number, raw in enumerate(rest, start=2):
+            try:  # the common line, {"t": float, "text": str} and its newline, checked as `_chunk` would
+                line = raw.decode("utf-8")
+                obj, stop = scan(line, 0)
+                t, text = obj["t"], obj["text"]
+                if (stop == len(line) - 1 and line[-1] == "\n" and type(text) is str and type(t) is float
+                        and len(obj) == 2 and math.isfinite(t) and self.end is None):  # fmt: skip
+                    yield Chunk(t, text.encode("utf-8", "surrogatepass"))
+                    continue
+            except (ValueError, StopIteration, LookupError, TypeError, RecursionError):
+                pass  # anything else: read it the long way, which says what is wrong
             if not raw.strip():
                 continue
             obj = _load_line(raw, number, path, last=not raw.endswith(b"\n"), warnings=warnings)
             if obj is None:
-                continue
-            t, text = obj.get("t"), obj.get("text")
-            if type(text) is str and type(t) is float and len(obj) == 2 and math.isfinite(t) and self.end is None:
-                yield Chunk(t, text.encode("utf-8", "surrogatepass"))  # the common line, checked as `_chunk` would
                 continue
             if self.end is not None:
                 warnings.append(f"line {number}: ignored, it follows the end line")

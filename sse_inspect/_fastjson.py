@@ -10,9 +10,11 @@ import json
 from json.scanner import make_scanner  # the C scanner when there is one
 from typing import Any
 
-__all__ = ["loads"]
+__all__ = ["loads", "scan"]
 
-_scan = make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # typeshed types it as its own class
+scan = make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # typeshed types it as its own class
+"""`scan(text, i)`: the JSON value starting at `text[i]` and where it ends; StopIteration when none does."""
+_scan = scan
 
 
 def loads(text: str) -> Any:

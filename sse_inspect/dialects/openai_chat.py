@@ -31,6 +31,8 @@ from ._base import Dialect
 
 __all__ = ["OpenAIChat"]
 
+_PLAIN_DELTA = frozenset({"content", "role"})
+"""A delta with these keys only carries text (what `_choice` would find the long way)."""
 _DETAIL_TEXT = {"reasoning.text": "text", "reasoning.summary": "summary"}
 """OpenRouter `reasoning_details[]` entry types that hold readable text, and the field holding it."""
 
@@ -89,7 +91,14 @@ class _ChatReader(Reader):
 
     def _choice(self, state: ChoiceState, entry: dict[str, Any]) -> None:
         delta = as_dict(entry.get("delta"))
-        self._content(state, delta.get("content"))
+        content = delta.get("content")
+        if type(content) is str and delta.keys() <= _PLAIN_DELTA:  # a token, as nearly every chunk is
+            if content:
+                state.text.append(content)
+                self.mark()
+            state.finish(entry.get("finish_reason"))
+            return
+        self._content(state, content)
         if "reasoning_content" in delta or "reasoning" in delta or "reasoning_details" in delta:
             self._reasoning(state, delta)
         if "refusal" in delta:
