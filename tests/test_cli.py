@@ -175,3 +175,15 @@ def test_event_lines_are_what_json_dumps_writes() -> None:
     assert len(events) > 500
     for e in events:
         assert event_line(e) == dumps(event_json(e)) + "\n"
+
+
+def test_text_starts_without_the_proxy_server_or_report_code() -> None:
+    code = (
+        "import sys; from sse_inspect.cli import main; sys.argv = ['sse-inspect', 'text', "
+        "'captures/openai-chat-text.jsonl']\ntry:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in ('asyncio', 'mitmproxy', 'h11', 'httpx', 'sse_inspect.cli._report', "
+        "'sse_inspect.cli._replay', 'sse_inspect.cli._record') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.splitlines()[-1] == "[]"
+    assert "London" in done.stdout

@@ -5,7 +5,9 @@ Exit codes: 0 success; 2 bad usage or unreadable input (one line on stderr).
 
 from __future__ import annotations
 
+import importlib
 import sys
+from typing import ClassVar
 
 import click
 
@@ -13,19 +15,33 @@ from .. import __version__
 from .._analysis import analyze
 from .._rechunk import RechunkSpec
 from . import _json, _render
-from ._check import check
-from ._check import show as show_capture
-from ._diff import diff
-from ._interop import export_command, import_command, redact
 from ._params import capture_argument, dialect_option, input_errors, json_option, rechunk_option
-from ._record import fetch, record
-from ._replay import replay, serve
-from ._report import report
 
 __all__ = ["main"]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _LazyGroup(click.Group):
+    """Commands whose modules are imported when they run (or when --help lists them): `text` and
+    `check` start without loading the proxy, the replay server, asyncio or the HTML report."""
+
+    LAZY: ClassVar[dict[str, str]] = {
+        "check": "_check:check", "diff": "_diff:diff", "record": "_record:record", "fetch": "_record:fetch",
+        "replay": "_replay:replay", "serve": "_replay:serve", "import": "_interop:import_command",
+        "export": "_interop:export_command", "redact": "_interop:redact", "report": "_report:report",
+    }  # fmt: skip
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*self.commands, *self.LAZY])
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.LAZY:
+            module, name = self.LAZY[cmd_name].split(":")
+            command: click.Command = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+            return command
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="sse-inspect")
 def cli() -> None:
     """Record, replay and diagnose Server-Sent Events streams (LLM token streams above all).
@@ -44,6 +60,8 @@ def cli() -> None:
 @input_errors
 def show(capture: str, dialect: str | None, rechunk: RechunkSpec | None) -> None:
     """The main view: request, streaming headers, timing, timeline, how it ended, the answer."""
+    from ._check import show as show_capture  # the check command's module: loaded for show and check only
+
     show_capture(capture, rechunk=rechunk, dialect=dialect)
 
 
@@ -112,18 +130,6 @@ def text(capture: str, as_json: bool, dialect: str | None, rechunk: RechunkSpec 
         _render.console().print(_render.safe(out))
     else:
         sys.stdout.write(out + ("\n" if out else ""))
-
-
-cli.add_command(check)
-cli.add_command(diff)
-cli.add_command(record)
-cli.add_command(replay)
-cli.add_command(serve)
-cli.add_command(fetch)
-cli.add_command(import_command)
-cli.add_command(export_command)
-cli.add_command(redact)
-cli.add_command(report)
 
 
 def main() -> None:
