@@ -58,6 +58,7 @@ def test_events_json_lines() -> None:
 
 def test_events_json_with_comments() -> None:
     code, out, _ = run("events", "--json", "--comments", str(CORPUS / "openrouter-chat-midstream-error.sse"))
+    assert code == 0
     rows = [json.loads(line) for line in out.splitlines()]
     assert sum("comment" in r for r in rows) == 17
     assert rows[0] == {"comment": " OPENROUTER PROCESSING", "t": None, "offset": 0, "chunk": 0}
