@@ -179,7 +179,8 @@ def analyze(
     gives every event the flags 0; `observers` see everything as it passes. A re-cut (`rechunk`)
     holds the body whole."""
     head = source.capture if isinstance(source, CaptureStream) else source
-    run = _Pass(head, get_dialect(dialect) if dialect else None, keep, observers)
+    keep_wire = keep and isinstance(source, CaptureStream)  # a capture has its chunks already
+    run = _Pass(head, get_dialect(dialect) if dialect else None, keep, observers, keep_wire=keep_wire)
     if not rebuild:
         run.dialect, run.reader = get_dialect("generic"), _Unread()
     wire_chunks: Iterable[Chunk] = source if isinstance(source, CaptureStream) else source.chunks
@@ -224,8 +225,9 @@ def _hooks(observers: Sequence[Observer], name: str) -> list[Callable[..., None]
 class _Pass:
     """The state of one analysis pass: only counters, unless asked to keep the events."""
 
-    def __init__(self, capture: Capture, dialect: Dialect | None, keep: bool, observers: Sequence[Observer]) -> None:
-        self.capture = capture
+    def __init__(
+        self, capture: Capture, dialect: Dialect | None, keep: bool, observers: Sequence[Observer], *, keep_wire: bool
+    ) -> None:
         self.url = capture.request.url if capture.request else None
         self.dialect = dialect
         self.reader = dialect.reader() if dialect else None
@@ -238,8 +240,8 @@ class _Pass:
         self.on_chunk = _hooks(observers, "chunk")
         self.waiting: list[tuple[int | None, Chunk | None, list[Event | Comment | Notice]]] = []
         self.waiting_events = 0
-        # kept, when keeping
-        self.wire_chunks: list[Chunk] = []
+        # kept, when keeping (the wire chunks only when a stream brought them: a capture has its own)
+        self.wire_chunks: list[Chunk] | None = [] if keep_wire else None
         self.chunks: list[Chunk] = []
         self.events: list[Event] = []
         self.comments: list[Comment] = []
@@ -279,7 +281,7 @@ class _Pass:
             if self.max_gap is None or gap > self.max_gap:
                 self.max_gap, self.max_gap_at = gap, t
             self.last_t = t
-        if self.keep:
+        if self.wire_chunks is not None:
             self.wire_chunks.append(chunk)
         for hook in self.on_wire:
             hook(chunk)
@@ -349,7 +351,7 @@ class _Pass:
 
     def finish(self, capture: Capture, stats: ParseStats, spec: RechunkSpec | None) -> Analysis:
         assert self.dialect is not None and self.reader is not None
-        if self.keep and not capture.chunks:
+        if self.wire_chunks is not None:
             capture = dataclasses.replace(capture, chunks=tuple(self.wire_chunks))
         answer = self.reader.answer(self.dialect, tuple(self.text_indices))
         analysis = Analysis(

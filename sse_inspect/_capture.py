@@ -27,9 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Self
 
 from ._errors import CaptureError
-from ._fastjson import loads, scan
-
-_encode_string = json.encoder.encode_basestring  # type: ignore[attr-defined]  # C: JSON string, non-ASCII kept
+from ._fastjson import encode_string, loads, scan
 
 __all__ = [
     "END_KINDS",
@@ -209,7 +207,7 @@ def chunk_line(t: float | None, data: bytes) -> str:
     """
     when = "null" if t is None else repr(round(t, 6))
     try:
-        return f'{{"t": {when}, "text": {_encode_string(data.decode("utf-8"))}}}\n'
+        return f'{{"t": {when}, "text": {encode_string(data.decode("utf-8"))}}}\n'
     except UnicodeDecodeError:
         return f'{{"t": {when}, "b64": "{base64.b64encode(data).decode("ascii")}"}}\n'
 
@@ -297,18 +295,16 @@ class CaptureStream:
         self._iterated = False
         try:
             first = f.readline()
+            self._pieces: Iterable[Chunk]
             if _is_capture_header(first):
-                self._lines: _JsonLines | None = _JsonLines(first, path)
-                self.capture = self._lines.head
-                self._pieces: Iterable[Chunk] = ()
+                lines = _JsonLines(first, path)
+                self.capture = lines.head
+                self._pieces = self._jsonl(lines)
             elif _is_sse(first):
-                self._lines = None
                 self.capture = Capture(timed=False, raw=True, path=path, recorder="raw body", end=End(kind="complete"))
                 self._pieces = self._raw(first)
             else:  # a HAR, a curl trace, a flow file, or not a capture at all: read whole
-                data = first + f.read()
-                whole = parse_capture(data, path=path)
-                self._lines = None
+                whole = parse_capture(first + f.read(), path=path)
                 self.capture = dataclasses.replace(whole, chunks=())
                 self._pieces = whole.chunks
         except OSError as exc:
@@ -333,10 +329,7 @@ class CaptureStream:
             raise RuntimeError("a CaptureStream is read once; open the capture again")
         self._iterated = True
         try:
-            if self._lines is not None:
-                yield from self._jsonl(self._lines)
-            else:
-                yield from self._pieces
+            yield from self._pieces
         except OSError as exc:
             raise CaptureError(f"cannot read: {exc.strerror or exc}", path=self.path) from None
 
@@ -441,7 +434,6 @@ class _JsonLines:
     """The sse-capture/1 grammar, read line by line: `head` from the first line, then `chunks(rest)`."""
 
     def __init__(self, first: bytes, path: str | None) -> None:
-        self.first = first
         self.path = path
         self.warnings: list[str] = []
         self.end: End | None = None

@@ -134,8 +134,8 @@ class BodyScanner:
         buf = self._held + data if self._held else data
         end = len(buf)
         resume = end
-        done = self._from
-        start = self._from
+        done = start = self._from
+        # every token starts with one of these: searching for them first skips the pattern on most pieces
         maybe = buf.find(b"sk-", start) >= 0 or buf.find(b"eyJ", start) >= 0 or buf.find(b"AIza", start) >= 0
         for m in TOKEN_BYTES.finditer(buf, start) if maybe else ():
             if m.end() == end:  # it may go on in the next piece

@@ -9,7 +9,6 @@ before the header is written.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Sequence
@@ -19,11 +18,11 @@ from urllib.parse import urlsplit
 
 from . import __version__
 from ._capture import Request, Response, chunk_line, end_line, header_line
+from ._fastjson import encode_string
 from ._redact import Redactor
 
 __all__ = ["CaptureWriter", "capture_filename", "rfc3339"]
 
-_encode_string = json.encoder.encode_basestring  # type: ignore[attr-defined]  # C: JSON string, non-ASCII kept
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _MAX_NAME_PART = 60
 
@@ -60,7 +59,7 @@ def chunk_lines(times: Sequence[float], datas: Sequence[bytes]) -> str:
     with trailing zeros. When a chunk is not UTF-8 on its own, `chunk_line` writes them all.
     """
     try:
-        texts = list(map(_encode_string, map(bytes.decode, datas)))
+        texts = list(map(encode_string, map(bytes.decode, datas)))
     except UnicodeDecodeError:
         return "".join(map(chunk_line, times, datas))
     fields: list[object] = [None] * (2 * len(texts))

@@ -179,9 +179,8 @@ def test_a_failing_disk_stops_the_recording_not_the_traffic(tmp_path: Path, capl
     assert capture.body == b"data: a\n\n" and capture.end is None, "what was written stays readable"
 
 
-def test_unwritable_folder_records_nothing_and_proxies_on(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    blocker = tmp_path / "caps"
-    blocker.write_text("a file where the folder should be")
+def not_recorded(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> list[str]:
+    """Open an event stream that the addon cannot record: it must still be streamed. The warnings."""
 
     def test(addon: SSECapture, tctx: Any) -> None:
         flow = sse_flow()
@@ -190,7 +189,13 @@ def test_unwritable_folder_records_nothing_and_proxies_on(tmp_path: Path, caplog
         assert flow.response.stream is True, "not recorded, but streamed: never held back"
 
     run(test, tmp_path)
-    assert any("not recording" in r.getMessage() for r in caplog.records)
+    return [r.getMessage() for r in caplog.records if "not recording" in r.getMessage()]
+
+
+def test_unwritable_folder_records_nothing_and_proxies_on(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    blocker = tmp_path / "caps"
+    blocker.write_text("a file where the folder should be")
+    assert not_recorded(tmp_path, caplog)
 
 
 def test_permission_denied_records_nothing_and_proxies_on(
@@ -203,15 +208,7 @@ def test_permission_denied_records_nothing_and_proxies_on(
         raise PermissionError(13, "Permission denied", path)
 
     monkeypatch.setattr(sse_inspect.recorder.os, "open", denied)
-
-    def test(addon: SSECapture, tctx: Any) -> None:
-        flow = sse_flow()
-        with caplog.at_level(logging.WARNING):
-            addon.responseheaders(flow)
-        assert flow.response.stream is True, "not recorded, but streamed: never held back"
-
-    run(test, tmp_path)
-    [warning] = [r.getMessage() for r in caplog.records if "not recording" in r.getMessage()]
+    [warning] = not_recorded(tmp_path, caplog)
     assert "Permission denied" in warning
 
 

@@ -13,7 +13,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sse_inspect import analyze, capture_from_body, dump_capture, load_capture, parse_events, parse_rechunk_spec
+from sse_inspect import (
+    analyze,
+    capture_from_body,
+    dump_capture,
+    load_capture,
+    parse_capture,
+    parse_events,
+    parse_rechunk_spec,
+)
 from sse_inspect._capture import RAW_PIECE, open_capture
 from sse_inspect._secrets import TOKEN_BYTES, BodyScanner
 from sse_inspect.checks import check_capture, run_checks
@@ -37,7 +45,8 @@ TIMELINES = {
 
 @pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
 def test_a_stream_yields_what_loading_gives(path: Path) -> None:
-    loaded = load_capture(path)
+    """Read from the file line by line, as parsed from its bytes in memory (load_capture streams too)."""
+    loaded = parse_capture(path.read_bytes(), path=str(path))
     with open_capture(path) as stream:
         assert stream.capture.chunks == () and (stream.capture.end is None or stream.capture.raw)
         chunks = tuple(stream)

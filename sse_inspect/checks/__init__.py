@@ -89,11 +89,11 @@ def check_capture(
 ) -> Report:
     """Analyse and check one capture in a single pass (see `analyze` for `keep` and `observers`);
     `select` keeps only those codes, `ignore` drops codes."""
-    ctx = Context(thresholds or Thresholds())
-    framing, lifecycle, timing, hygiene = FramingProbe(), LifecycleProbe(), TimingProbe(ctx.thresholds), HygieneProbe()
+    thresholds = thresholds or Thresholds()
+    framing, lifecycle, timing, hygiene = FramingProbe(), LifecycleProbe(), TimingProbe(thresholds), HygieneProbe()
     analysis = analyze(source, rechunk=rechunk, dialect=dialect, keep=keep,
-                       observers=[ctx, framing, lifecycle, timing, hygiene, *observers])  # fmt: skip
-    ctx.head = hygiene.head
+                       observers=[framing, lifecycle, timing, hygiene, *observers])  # fmt: skip
+    ctx = Context(analysis, thresholds, hygiene.head)
     capture = analysis.capture
     findings: list[Finding] = []
     skipped = []

@@ -1,33 +1,25 @@
-"""What every check reads: the analysis, the thresholds, and the head of the body."""
+"""What every check reads once the analysis pass is over: the analysis, the thresholds, the head of the body."""
 
 from __future__ import annotations
 
-from .._analysis import Analysis, Observer
+from dataclasses import dataclass
+
+from .._analysis import Analysis
 from .._capture import Capture
 from ._model import Thresholds
 
-__all__ = ["Context"]
+__all__ = ["HEAD", "Context"]
 
 HEAD = 200
 """Bytes of the body kept to quote an error response."""
 
 
-class Context(Observer):
-    """Holds the analysis once the pass is over, and the head of the body (set by the hygiene probe,
-    which reads the body anyway)."""
-
-    def __init__(self, thresholds: Thresholds) -> None:
-        self.thresholds = thresholds
-        self.head = b""
-        self._analysis: Analysis | None = None
-
-    def close(self, analysis: Analysis) -> None:
-        self._analysis = analysis
-
-    @property
-    def analysis(self) -> Analysis:
-        assert self._analysis is not None, "the analysis pass is not over"
-        return self._analysis
+@dataclass(frozen=True)
+class Context:
+    analysis: Analysis
+    thresholds: Thresholds
+    head: bytes = b""
+    """The first `HEAD` bytes of the body (kept by the hygiene probe, which reads the body anyway)."""
 
     @property
     def capture(self) -> Capture:
