@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Hashable, Iterable, Sequence
-from typing import Any, ClassVar
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from json.decoder import scanstring  # type: ignore[attr-defined]  # the C one when there is one
+from json.encoder import encode_basestring_ascii as encode_ascii  # type: ignore[attr-defined]
+from typing import Any, ClassVar, NamedTuple
 from urllib.parse import urlsplit
 
 from .._events import Event
-from .._fastjson import loads
+from .._fastjson import encode_string, loads
 from ._base import END, ERROR, INVALID_JSON, TEXT, Answer, Choice, Dialect, InbandError, ToolCall
 
 __all__ = [
@@ -25,7 +27,9 @@ __all__ = [
     "STRONG",
     "TEXT",
     "WEAK",
+    "Channel",
     "ChoiceState",
+    "Envelope",
     "PendingCall",
     "Reader",
     "ToolCalls",
@@ -155,13 +159,14 @@ def confidence(content: int, url_matches: bool) -> int:
 class PendingCall:
     """One tool call being assembled: first id and name win, argument pieces are joined as streamed."""
 
-    __slots__ = ("_final", "_parts", "id", "name", "position")
+    __slots__ = ("_final", "id", "name", "parts", "position")
 
     def __init__(self, position: int) -> None:
         self.position = position
         self.id: str | None = None
         self.name = ""
-        self._parts = Channel()
+        self.parts = Channel()
+        """The argument pieces."""
         self._final = ""
 
     def update(self, *, id: object = None, name: object = None, arguments: object = None) -> bool:
@@ -173,20 +178,20 @@ class PendingCall:
             self.name = name
             piece = True
         if isinstance(arguments, str) and arguments:
-            self._parts.append(arguments)
+            self.parts.append(arguments)
             piece = True
         return piece
 
     def fallback(self, arguments: object) -> bool:
         """Whole arguments sent apart from the deltas; the first is used when no delta carried any. True when used."""
-        if not isinstance(arguments, str) or self._parts or self._final:
+        if not isinstance(arguments, str) or self.parts or self._final:
             return False
         self._final = arguments
         return bool(arguments)
 
     def build(self) -> ToolCall:
         return ToolCall(
-            name=self.name, arguments=str(self._parts) or self._final, id=self.id, index=self.position
+            name=self.name, arguments=str(self.parts) or self._final, id=self.id, index=self.position
         )
 
 
@@ -253,6 +258,27 @@ class ChoiceState:
         )
 
 
+class Envelope(NamedTuple):
+    """What a token event of one stream looks like around its text: `head` + a JSON string + `tail`."""
+
+    type: str
+    """The events' `event:` type."""
+    head: str
+    """The data up to and with the string's opening quote."""
+    tail: str
+    """The data after the string's closing quote."""
+    channel: Channel
+    """Where the string's value goes."""
+
+
+_Offer = tuple[str, Channel, Callable[[Any], tuple[dict[str, Any], str]]]
+_PROBE = "\ue000\ue001"
+"""A string put in the place of a token's text, to check that the text sits there."""
+_TRIES = 8
+"""Envelopes a reader learns before it has to earn more with hits (one per `_HITS_PER_TRY`)."""
+_HITS_PER_TRY = 64
+
+
 class Reader(ABC):
     """Reads one stream event by event (`feed`) into per-choice state; one subclass per dialect.
 
@@ -262,6 +288,10 @@ class Reader(ABC):
     becomes an `InbandError`. When `stops_at_end`, events after the first end marker are
     not read (a client stops there; openai-python breaks at `[DONE]`): further end markers
     are still recorded and the others are counted in `extra["ignored_after_end"]`.
+
+    Token events repeat one envelope around their text (the same id, model, index, ...). A
+    dialect that has read one the long way may `learn` it; the next events with that same
+    envelope then cost one string scan, with the same result as reading them the long way.
     """
 
     stops_at_end: ClassVar[bool] = True
@@ -269,8 +299,10 @@ class Reader(ABC):
 
     def __init__(self) -> None:
         self._choices: dict[int, ChoiceState] = {}
-        self._index = -1
         self._marked = False
+        self._envelope: Envelope | None = None
+        self._offer: _Offer | None = None
+        self._tries = self._hits = 0
         self._ignored_after_end = 0
         self.usage: dict[str, Any] | None = None
         self.errors: list[InbandError] = []
@@ -292,7 +324,18 @@ class Reader(ABC):
 
     def feed(self, event: Event) -> int:
         """Take the next event; what it was, as `TEXT` | `END` | `INVALID_JSON` | `ERROR` flags."""
-        self._index = event.index
+        envelope = self._envelope
+        if envelope is not None:
+            data, head, tail = event.data, envelope.head, envelope.tail
+            if data.startswith(head) and data.endswith(tail) and event.type == envelope.type:
+                try:
+                    piece, stop = scanstring(data, len(head))
+                except ValueError:  # no JSON string there: the long way says what it is
+                    stop = -1
+                if stop == len(data) - len(tail) and piece:
+                    envelope.channel.append(piece)
+                    self._hits += 1
+                    return TEXT
         self._marked = False
         errors, invalid = len(self.errors), self.invalid_payloads
         payload = self._load(event)
@@ -305,6 +348,7 @@ class Reader(ABC):
             self._ignored_after_end += 1
         flags = TEXT if self._marked else 0
         if end:
+            self._envelope = None  # what follows is read the long way (not at all, when `stops_at_end`)
             self.end_markers += 1
             if len(self.end_marker_events) < KEPT:
                 self.end_marker_events.append(event.index)
@@ -313,6 +357,10 @@ class Reader(ABC):
             flags |= INVALID_JSON
         if len(self.errors) != errors:
             flags |= ERROR
+        if self._offer is not None:
+            if flags == TEXT and not self.end_markers:
+                self._learn(event, self._offer)
+            self._offer = None
         return flags
 
     def answer(self, dialect: Dialect, text_events: tuple[int, ...] = ()) -> Answer:
@@ -351,6 +399,36 @@ class Reader(ABC):
     def mark(self) -> None:
         """Record that the current event carried output (text, reasoning, refusal, plan or a tool-call piece)."""
         self._marked = True
+
+    def learn(self, piece: str, channel: Channel, where: Callable[[Any], tuple[dict[str, Any], str]]) -> None:
+        """Offer the envelope of the event being read: all it did was append `piece`, the string at
+        `where` in its payload, to `channel`, and any event that differs from it only in that string
+        would do the same with its string (the dialect vouches for this: nothing may depend on the
+        order of such events). Learnt when the event turns out to be text and nothing else."""
+        if self._tries < _TRIES + self._hits // _HITS_PER_TRY:
+            self._offer = (piece, channel, where)
+
+    def _learn(self, event: Event, offer: _Offer) -> None:
+        """Keep the offered envelope when the string found in the data is the one the dialect read:
+        with another string in its place, the payload holds that other string there."""
+        self._tries += 1
+        piece, channel, where = offer
+        data = event.data
+        quoted = encode_string(piece)
+        at = data.rfind(quoted)  # the text comes after the ids and names that could read the same
+        if at < 0:  # perhaps written with only ASCII, as Python servers do
+            quoted = encode_ascii(piece)
+            at = data.rfind(quoted)
+            if at < 0:  # written another way still
+                return
+        head, tail = data[: at + 1], data[at + len(quoted) :]
+        other = _PROBE if piece != _PROBE else _PROBE * 2
+        try:
+            place, key = where(loads(f"{head}{other}\"{tail}"))
+            if place[key] == other:
+                self._envelope = Envelope(event.type, head, tail, channel)
+        except (ValueError, RecursionError, LookupError, TypeError):
+            pass
 
     def identify(self, *, model: object = None, response_id: object = None) -> None:
         """Keep the first non-empty model and response id (Azure's first chunk has empty ones)."""

@@ -11,7 +11,19 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._events import Event
-from ._accumulate import STRONG, WEAK, Reader, as_dict, as_int, as_str, confidence, event_kind, payloads, url_path
+from ._accumulate import (
+    STRONG,
+    WEAK,
+    Channel,
+    Reader,
+    as_dict,
+    as_int,
+    as_str,
+    confidence,
+    event_kind,
+    payloads,
+    url_path,
+)
 from ._base import Dialect
 
 __all__ = ["Anthropic"]
@@ -26,6 +38,9 @@ _KINDS = frozenset(
         "message_stop",
     }
 )
+
+_DELTA_PLACES = {key: lambda payload, key=key: (payload["delta"], key) for key in ("text", "thinking", "partial_json")}
+"""Where a `content_block_delta` payload holds its piece, by the piece's key."""
 
 
 class Anthropic(Dialect):
@@ -80,16 +95,21 @@ class _MessagesReader(Reader):
             delta = as_dict(payload.get("delta"))
             delta_type = delta.get("type")
             if delta_type == "text_delta":
-                self.add(state.text, delta.get("text"))
+                self._delta(delta, "text", state.text)
             elif delta_type == "thinking_delta":
-                self.add(state.reasoning, delta.get("thinking"))
-            elif delta_type == "input_json_delta":
-                call = state.tools.get(("block", as_int(payload.get("index"))))
-                if call.update(arguments=delta.get("partial_json")):
-                    self.mark()
+                self._delta(delta, "thinking", state.reasoning)
+            elif delta_type == "input_json_delta":  # a block's call is found by its index, always the same one
+                self._delta(delta, "partial_json", state.tools.get(("block", as_int(payload.get("index")))).parts)
         elif kind == "message_delta":
             state.finish(as_dict(payload.get("delta")).get("stop_reason"))
             self._usage(payload.get("usage"))
+
+    def _delta(self, delta: dict[str, Any], key: str, channel: Channel) -> None:
+        piece = delta.get(key)
+        if isinstance(piece, str) and piece:
+            channel.append(piece)
+            self.mark()
+            self.learn(piece, channel, _DELTA_PLACES[key])
 
     def _usage(self, usage: object) -> None:
         if isinstance(usage, dict):

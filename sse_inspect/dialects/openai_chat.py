@@ -84,19 +84,24 @@ class _ChatReader(Reader):
             provider = payload["provider"]
             if isinstance(provider, str) and provider:
                 self.extra.setdefault("provider", provider)
-        for position, entry in enumerate(as_list(payload.get("choices"))):
+        choices = as_list(payload.get("choices"))
+        alone = len(choices) == 1 and not isinstance(usage, dict)  # nothing else an envelope could repeat
+        for position, entry in enumerate(choices):
             if isinstance(entry, dict):
                 index = as_int(entry.get("index"))
-                self._choice(self.choice(position if index is None else index), entry)
+                self._choice(self.choice(position if index is None else index), entry, alone)
 
-    def _choice(self, state: ChoiceState, entry: dict[str, Any]) -> None:
+    def _choice(self, state: ChoiceState, entry: dict[str, Any], alone: bool = False) -> None:
         delta = as_dict(entry.get("delta"))
         content = delta.get("content")
         if type(content) is str and delta.keys() <= _PLAIN_DELTA:  # a token, as nearly every chunk is
+            reason = entry.get("finish_reason")
             if content:
                 state.text.append(content)
                 self.mark()
-            state.finish(entry.get("finish_reason"))
+                if alone and not (isinstance(reason, str) and reason):
+                    self.learn(content, state.text, _delta_content)
+            state.finish(reason)
             return
         self._content(state, content)
         if "reasoning_content" in delta or "reasoning" in delta or "reasoning_details" in delta:
@@ -143,6 +148,10 @@ class _ChatReader(Reader):
                 if field is not None:
                     plain += as_str(detail.get(field))
         self.add(state.reasoning, plain)
+
+
+def _delta_content(payload: Any) -> tuple[dict[str, Any], str]:
+    return payload["choices"][0]["delta"], "content"
 
 
 def _locate(tools: ToolCalls, fragment: dict[str, Any], function: dict[str, Any]) -> PendingCall:

@@ -1,0 +1,200 @@
+"""Learnt envelopes: reading token events by their repeated envelope gives what reading each the long way gives."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+from unittest import mock
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sse_inspect._events import Event
+from sse_inspect.dialects import get_dialect
+from sse_inspect.dialects._accumulate import Reader
+from sse_inspect.dialects._base import TEXT, Answer
+
+# Token texts a server sends, and the ones that could fool an envelope: quotes, backslashes, control
+# characters, non-ASCII, surrogates, and the other string values of the envelope itself.
+TEXTS = st.one_of(
+    st.text(max_size=6),
+    st.sampled_from(["a", "b", "m", "content", "text", "delta", '"', "\\", "\n", "\\n", '\\"', "\ue000\ue001", "é", "\ud800"]),
+)
+
+
+@st.composite
+def openai_envelope(draw: st.DrawFn) -> tuple[dict[str, Any], bool, bool]:
+    """A chat.completion.chunk without its text, and how it is written (compact, ASCII only)."""
+    entry: dict[str, Any] = {"index": draw(st.sampled_from([0, 0, 1])), "delta": {}}
+    if draw(st.booleans()):
+        entry["finish_reason"] = draw(st.sampled_from([None, "stop", "length", 1]))
+    if draw(st.integers(0, 5)) == 0:
+        entry["delta"]["role"] = "assistant"
+    if draw(st.integers(0, 5)) == 0:
+        entry["delta"]["reasoning_content"] = "r"
+    payload: dict[str, Any] = {"id": draw(st.sampled_from(["a", "b", ""])), "model": "m"}
+    if draw(st.booleans()):
+        payload["usage"] = draw(st.sampled_from([None, {"total_tokens": 1}, {"total_tokens": 2}]))
+    if draw(st.integers(0, 5)) == 0:
+        payload["provider"] = draw(st.sampled_from(["p", "q"]))
+    payload["choices"] = [entry] if draw(st.integers(0, 4)) else [entry, {"index": 1, "delta": {"content": "z"}}]
+    return payload, draw(st.booleans()), draw(st.booleans())
+
+
+def _with_text(envelope: tuple[dict[str, Any], bool, bool], content: str) -> str:
+    payload, compact, ascii_only = envelope
+    payload = json.loads(json.dumps(payload))
+    payload["choices"][0]["delta"]["content"] = content
+    return json.dumps(payload, separators=(",", ":") if compact else None, ensure_ascii=ascii_only)
+
+
+@st.composite
+def openai_stream(draw: st.DrawFn) -> list[str]:
+    """Token events of a few envelopes in any order (so that an envelope comes back after others),
+    with [DONE], junk, errors, duplicate keys, texts written the long way and texts no JSON writer
+    would write."""
+    envelopes = draw(st.lists(openai_envelope(), min_size=1, max_size=3))
+    datas = []
+    for _ in range(draw(st.integers(0, 40))):
+        kind = draw(st.sampled_from(["token"] * 8 + ["escaped", "mangled", "duplicate", "done", "junk", "error"]))
+        content, envelope = draw(TEXTS), draw(st.sampled_from(envelopes))
+        data = _with_text(envelope, content)
+        if kind == "escaped":  # every character of the text as \uXXXX: valid, and like no other field
+            data = _with_text(envelope, "\0")
+            data = data.replace('"\\u0000"', '"' + "".join(f"\\u{ord(c):04x}" for c in content) + '"', 1)
+        elif kind == "done":
+            data = "[DONE]"
+        elif kind == "junk":
+            data = draw(st.sampled_from(["", "{", "null", "[]", '{"choices":"x"}', '{"choices":[1]}']))
+        elif kind == "error":
+            data = json.dumps({"error": {"message": content}})
+        elif kind == "duplicate":  # the last of two keys wins
+            data = '{"id":"a","choices":[{"index":0,"delta":{"content":"x","content":%s}}]}' % json.dumps(content)
+        elif kind == "mangled":  # raw controls, bad escapes, a lone quote
+            bad = draw(st.sampled_from(["\x01", "\\x", '"', "\\u12", "\t"]))
+            data = data.replace('"content": ', '"content":').replace('"content":"', '"content":"' + bad, 1)
+        datas.append(data)
+    return datas
+
+
+@st.composite
+def anthropic_stream(draw: st.DrawFn) -> list[tuple[str, str]]:
+    """Deltas of a few blocks in any order, with block starts, message deltas, errors, the end, and
+    deltas under other event names (a proxy that drops `event:` lines)."""
+    blocks = draw(st.lists(st.tuples(st.sampled_from([0, 1]), st.sampled_from(["text", "thinking", "partial_json"]),
+                                      st.booleans(), st.booleans()), min_size=1, max_size=3))  # fmt: skip
+    items = []
+    for _ in range(draw(st.integers(0, 40))):
+        kind = draw(st.sampled_from(["delta"] * 8 + ["start", "stop", "message_delta", "error", "renamed"]))
+        piece = draw(TEXTS)
+        index, key, compact, ascii_only = draw(st.sampled_from(blocks))
+        if kind == "start":
+            block = draw(st.sampled_from([{"type": "text", "text": ""}, {"type": "tool_use", "id": "t", "name": "f", "input": {}}]))
+            items.append(("content_block_start", json.dumps({"type": "content_block_start", "index": index, "content_block": block})))
+        elif kind == "stop":
+            items.append(("message_stop", '{"type":"message_stop"}'))
+        elif kind == "message_delta":
+            items.append(("message_delta", json.dumps({"type": "message_delta", "delta": {"stop_reason": "end_turn"}})))
+        elif kind == "error":
+            items.append(("error", json.dumps({"type": "error", "error": {"type": "overloaded_error", "message": piece}})))
+        else:
+            delta_type = {"text": "text_delta", "thinking": "thinking_delta", "partial_json": "input_json_delta"}[key]
+            payload = {"type": "content_block_delta", "index": index, "delta": {"type": delta_type, key: piece}}
+            data = json.dumps(payload, separators=(",", ":") if compact else None, ensure_ascii=ascii_only)
+            name = "content_block_delta" if kind == "delta" else draw(st.sampled_from(["message", "ping"]))
+            items.append((name, data))
+    return items
+
+
+@contextmanager
+def long_way() -> Iterator[None]:
+    with mock.patch.object(Reader, "learn", lambda self, *args: None):
+        yield
+
+
+def read(dialect: str, events: list[Event]) -> tuple[list[int], Answer]:
+    reader = get_dialect(dialect).reader()
+    flags = [reader.feed(event) for event in events]
+    return flags, reader.answer(get_dialect(dialect))
+
+
+def both_ways(dialect: str, events: list[Event]) -> None:
+    fast = read(dialect, events)
+    with long_way():
+        slow = read(dialect, events)
+    assert fast == slow
+
+
+@settings(max_examples=400, deadline=None)
+@given(openai_stream())
+def test_openai_chat_envelopes_change_nothing(datas: list[str]) -> None:
+    both_ways("openai-chat", [Event(index=n, data=data) for n, data in enumerate(datas)])
+
+
+@settings(max_examples=400, deadline=None)
+@given(anthropic_stream())
+def test_anthropic_envelopes_change_nothing(items: list[tuple[str, str]]) -> None:
+    both_ways("anthropic", [Event(index=n, type=kind, data=data) for n, (kind, data) in enumerate(items)])
+
+
+def token(content: str, **extra: Any) -> str:
+    return json.dumps({"id": "a", "model": "m", "choices": [{"index": 0, "delta": {"content": content}}], **extra})
+
+
+def test_a_stream_of_tokens_is_read_by_its_envelope() -> None:
+    events = [Event(index=n, data=token(f"w{n} \"q\" \\ é\n")) for n in range(100)]
+    reader = get_dialect("openai-chat").reader()
+    assert all(reader.feed(event) for event in events)
+    assert (reader._tries, reader._hits) == (1, 99)
+    assert str(reader.choice(0).text) == "".join(f"w{n} \"q\" \\ é\n" for n in range(100))
+
+
+def test_an_envelope_that_never_repeats_stops_being_learnt() -> None:
+    events = [Event(index=n, data=token("x", obfuscation=str(n))) for n in range(1000)]
+    reader = get_dialect("openai-chat").reader()
+    for event in events:
+        reader.feed(event)
+    assert reader._hits == 0 and reader._tries == 8
+
+
+def test_a_text_written_unlike_the_field_that_reads_the_same_is_not_taken_for_it() -> None:
+    # the text "a" written as \u0061: the only "a" in the data is the id, which must not become the text
+    first = token("a").replace('"content": "a"', '"content": "\\u0061"')
+    events = [Event(index=n, data=first.replace('"a"', f'"{x}"', 1)) for n, x in enumerate("abc")]
+    both_ways("openai-chat", events)
+    reader = get_dialect("openai-chat").reader()
+    assert [reader.feed(event) for event in events] == [TEXT] * 3
+    assert (reader._tries, reader._hits) == (3, 0) and str(reader.choice(0).text) == "aaa"
+
+
+def chunk_with(content: str, **entry: Any) -> str:
+    return json.dumps({"id": "a", "choices": [{"index": 0, "delta": {"content": content}, **entry}]})
+
+
+TOOL = {"index": 1, "delta": {"tool_calls": [{"index": 0, "function": {"name": "f", "arguments": "{"}}]}}
+
+
+@pytest.mark.parametrize(
+    "datas",
+    [
+        # the usage of an envelope, another usage between two of its tokens: the last one read wins
+        [token("x", usage={"n": 1}), json.dumps({"choices": [], "usage": {"n": 2}}), token("y", usage={"n": 1})],
+        # the finish reason likewise
+        [chunk_with("x", finish_reason="stop"), chunk_with("", finish_reason="length"), chunk_with("y", finish_reason="stop")],
+        # a second choice that carries something else than text
+        [json.dumps({"choices": [{"index": 0, "delta": {"content": c}}, TOOL]}) for c in "xyz"],
+    ],
+    ids=["usage", "finish-reason", "second-choice"],
+)
+def test_what_else_a_token_event_does_is_not_skipped(datas: list[str]) -> None:
+    both_ways("openai-chat", [Event(index=n, data=data) for n, data in enumerate(datas)])
+
+
+def test_nothing_is_read_by_envelope_after_the_end() -> None:
+    events = [Event(index=n, data=token(str(n))) for n in range(3)]
+    events += [Event(index=3, data="[DONE]"), Event(index=4, data=token("late"))]
+    flags, answer = read("openai-chat", events)
+    assert answer.text == "012" and answer.extra == {"ignored_after_end": 1} and flags[4] == 0
