@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import os
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -144,13 +146,21 @@ class Arrivals(Observer):
         return arrivals
 
     def wire(self, chunk: Chunk) -> None:
-        t = chunk.t or 0.0
-        while t >= self.span:
+        at = (chunk.t or 0.0) * self.scale  # where in the bins
+        if not 0.0 <= at < self.BINS:
+            at = self._fit(at / self.scale)
+        self.bins[int(at)] += len(chunk.data)
+
+    def _fit(self, t: float) -> float:
+        """Where `t`, before the first bin or past the last, goes: the span doubles until it holds it."""
+        if not 0.0 < t < math.inf:
+            return 0.0
+        while t * self.scale >= self.BINS:
             b = self.bins
             self.bins = [b[i] + b[i + 1] for i in range(0, self.BINS, 2)] + [0] * (self.BINS // 2)
             self.span *= 2
             self.scale = self.BINS / self.span
-        self.bins[min(int(t * self.scale), self.BINS - 1) if t > 0 else 0] += len(chunk.data)
+        return t * self.scale
 
     def columns(self, n: int, total: float) -> list[int]:
         """Bytes per column of `n` columns spanning 0 to `total` seconds."""
