@@ -13,6 +13,7 @@ timeline, `events --json`) does so as an `Observer`, so nothing needs the events
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -90,6 +91,10 @@ class Analysis:
     @property
     def dialect(self) -> str:
         return self.answer.dialect
+
+
+_Parsed = tuple[int | None, Chunk | None, list[Event | Comment | Notice]]
+"""A chunk's number, the chunk and its items (None, None: what came at the end of the body)."""
 
 
 class Observer:
@@ -185,23 +190,23 @@ def analyze(
         run.dialect, run.reader = get_dialect("generic"), _Unread()
     wire_chunks: Iterable[Chunk] = source if isinstance(source, CaptureStream) else source.chunks
     decode_notices: list[Notice] = []
-    parser = EventStreamParser()
-    feed, parsed = parser.feed, run.parsed
-    if rechunk is None and _identity(head):  # the wire chunks are the body's: parse them as they come
-        wire = run.wire
-        for index, chunk in enumerate(wire_chunks):
-            wire(chunk)
-            parsed(index, chunk, feed(chunk.data, chunk.t))
-    else:
-        chunks = body_chunks(head, decode_notices, run.wired(wire_chunks))
+    chunks = run.wired(wire_chunks)
+    if rechunk is not None or not _identity(head):  # else the wire chunks are the body's: parse them as they come
+        chunks = body_chunks(head, decode_notices, chunks)
         if rechunk is not None:
             chunks = iter(recut(list(chunks), rechunk))
-        for index, chunk in enumerate(chunks):
-            parsed(index, chunk, feed(chunk.data, chunk.t))
-    parsed(None, None, [*decode_notices, *parser.close()])
-    capture = source.capture if isinstance(source, CaptureStream) else source
+    parser = EventStreamParser()
+    run.take(_parsed(chunks, parser, decode_notices))
+    capture = source.capture if isinstance(source, CaptureStream) else source  # a stream's end is known now
     return run.finish(capture, parser.stats, rechunk)
 
+
+def _parsed(chunks: Iterable[Chunk], parser: EventStreamParser, notices: list[Notice]) -> Iterator[_Parsed]:
+    """Each chunk, numbered, with what it parsed to; then (None, None, what came at the end)."""
+    feed = parser.feed
+    for index, chunk in enumerate(chunks):
+        yield index, chunk, feed(chunk.data, chunk.t)
+    yield None, None, [*notices, *parser.close()]
 
 
 class _Unread(Reader):
@@ -238,8 +243,6 @@ class _Pass:
         self.on_comment = _hooks(observers, "comment")
         self.on_notice = _hooks(observers, "notice")
         self.on_chunk = _hooks(observers, "chunk")
-        self.waiting: list[tuple[int | None, Chunk | None, list[Event | Comment | Notice]]] = []
-        self.waiting_events = 0
         # kept, when keeping (the wire chunks only when a stream brought them: a capture has its own)
         self.wire_chunks: list[Chunk] | None = [] if keep_wire else None
         self.chunks: list[Chunk] = []
@@ -263,91 +266,108 @@ class _Pass:
         self.end_marker: float | None = None
 
     def wired(self, chunks: Iterable[Chunk]) -> Iterator[Chunk]:
-        for chunk in chunks:
-            self.wire(chunk)
-            yield chunk
+        """The chunks as read, after counting them and their silences and showing them to the wire observers."""
+        on_wire, kept = self.on_wire, self.wire_chunks
+        n = size = 0
+        ttfb: float | None = None
+        max_gap: float | None = None
+        max_gap_at: float | None = None
+        timed, last = True, self.last_t
+        try:
+            for chunk in chunks:
+                t = chunk.t
+                if not n:
+                    ttfb = t
+                n += 1
+                size += len(chunk.data)
+                if t is None:
+                    timed = False
+                elif timed:
+                    gap = t - last
+                    if max_gap is None or gap > max_gap:
+                        max_gap, max_gap_at = gap, t
+                    last = t
+                if kept is not None:
+                    kept.append(chunk)
+                for hook in on_wire:
+                    hook(chunk)
+                yield chunk
+        finally:
+            self.n_wire, self.wire_bytes, self.ttfb, self.all_timed, self.last_t = n, size, ttfb, timed, last
+            self.max_gap, self.max_gap_at = max_gap, max_gap_at
 
-    def wire(self, chunk: Chunk) -> None:
-        """A chunk as read: the wire's counts and silences, and the observers of the wire."""
-        t = chunk.t
-        if self.n_wire == 0:
-            self.ttfb = t
-        self.n_wire += 1
-        self.wire_bytes += len(chunk.data)
-        if t is None:
-            self.all_timed = False
-        elif self.all_timed:
-            gap = t - self.last_t
-            if self.max_gap is None or gap > self.max_gap:
-                self.max_gap, self.max_gap_at = gap, t
-            self.last_t = t
-        if self.wire_chunks is not None:
-            self.wire_chunks.append(chunk)
-        for hook in self.on_wire:
-            hook(chunk)
-
-    def parsed(self, index: int | None, chunk: Chunk | None, items: list[Event | Comment | Notice]) -> None:
-        """One parsed chunk's items (index None: what came at the end); held until the dialect is known."""
+    def take(self, parsed: Iterable[_Parsed]) -> None:
+        """Every parsed chunk's items, in order; the first are held until they tell the dialect."""
+        parsed = iter(parsed)
         if self.reader is None:
-            self.waiting.append((index, chunk, items))
-            self.waiting_events += sum(type(x) is Event for x in items)
-            if self.waiting_events < DETECT_EVENTS and index is not None:
-                return
-            first = [x for _, _, xs in self.waiting for x in xs if type(x) is Event][:DETECT_EVENTS]
+            waiting, events = [], 0
+            for entry in parsed:
+                waiting.append(entry)
+                events += sum(type(x) is Event for x in entry[2])
+                if events >= DETECT_EVENTS or entry[0] is None:
+                    break
+            first = [x for _, _, xs in waiting for x in xs if type(x) is Event][:DETECT_EVENTS]
             self.dialect = detect_dialect(first, self.url)  # type: ignore[arg-type]
             self.reader = self.dialect.reader()
-            waiting, self.waiting = self.waiting, []
-            for args in waiting:
-                self._take(*args)
-            return
-        self._take(index, chunk, items)
+            parsed = itertools.chain(waiting, parsed)
+        self._take(parsed)
 
-    def _take(self, index: int | None, chunk: Chunk | None, items: list[Event | Comment | Notice]) -> None:
+    def _take(self, parsed: Iterator[_Parsed]) -> None:
         assert self.reader is not None
-        feed = self.reader.feed
-        on_event, on_comment, on_notice = self.on_event, self.on_comment, self.on_notice
-        text = 0
-        for item in items:
-            if type(item) is Event:
-                flags = feed(item)
-                t = item.t
-                if self.n_events == 0:
-                    self.first_event = t
-                self.n_events += 1
-                if flags & TEXT:
-                    text += 1
-                    if self.n_text == 0:
-                        self.first_text = t
-                    self.n_text += 1
-                    self.last_text = t
-                    if self.keep:
-                        self.text_indices.append(item.index)
-                if flags & END and self.end_marker is None:
-                    self.end_marker = t
-                if self.keep:
-                    self.events.append(item)
-                for hook in on_event:
-                    hook(item, flags)
-            elif type(item) is Comment:
-                self.n_comments += 1
-                if self.keep:
-                    self.comments.append(item)
-                for hook in on_comment:
-                    hook(item)
-            else:
-                assert isinstance(item, Notice)
-                seen = self.notice_counts.get(item.kind, 0)
-                self.notice_counts[item.kind] = seen + 1
-                if self.keep or seen < NOTICES_KEPT:
-                    self.notices.append(item)
-                for hook in on_notice:
-                    hook(item)
-        if chunk is not None and index is not None:
-            self.decoded_bytes += len(chunk.data)
-            if self.keep:
-                self.chunks.append(chunk)
-            for hook in self.on_chunk:
-                hook(index, chunk, text)
+        read, keep = self.reader.feed, self.keep
+        on_event, on_comment, on_notice, on_chunk = self.on_event, self.on_comment, self.on_notice, self.on_chunk
+        events, comments, notices, counts = self.events, self.comments, self.notices, self.notice_counts
+        chunks, text_indices = self.chunks, self.text_indices
+        n_events = n_comments = n_text = decoded = 0
+        first_event: float | None = None
+        first_text: float | None = None
+        last_text: float | None = None
+        end_marker: float | None = None
+        for index, chunk, items in parsed:
+            text = 0
+            for item in items:
+                if type(item) is Event:
+                    flags = read(item)
+                    t = item.t
+                    if not n_events:
+                        first_event = t
+                    n_events += 1
+                    if flags & TEXT:
+                        text += 1
+                        if not n_text:
+                            first_text = t
+                        n_text += 1
+                        last_text = t
+                        if keep:
+                            text_indices.append(item.index)
+                    if flags & END and end_marker is None:
+                        end_marker = t
+                    if keep:
+                        events.append(item)
+                    for hook in on_event:
+                        hook(item, flags)
+                elif type(item) is Comment:
+                    n_comments += 1
+                    if keep:
+                        comments.append(item)
+                    for hook in on_comment:
+                        hook(item)
+                else:
+                    assert isinstance(item, Notice)
+                    seen = counts.get(item.kind, 0)
+                    counts[item.kind] = seen + 1
+                    if keep or seen < NOTICES_KEPT:
+                        notices.append(item)
+                    for hook in on_notice:
+                        hook(item)
+            if chunk is not None and index is not None:
+                decoded += len(chunk.data)
+                if keep:
+                    chunks.append(chunk)
+                for hook in on_chunk:
+                    hook(index, chunk, text)
+        self.n_events, self.n_comments, self.n_text, self.decoded_bytes = n_events, n_comments, n_text, decoded
+        self.first_event, self.first_text, self.last_text, self.end_marker = first_event, first_text, last_text, end_marker
 
     def finish(self, capture: Capture, stats: ParseStats, spec: RechunkSpec | None) -> Analysis:
         assert self.dialect is not None and self.reader is not None
