@@ -178,13 +178,15 @@ def test_event_lines_are_what_json_dumps_writes() -> None:
         assert event_line(e) == dumps(event_json(e)) + "\n"
 
 
-def test_text_starts_without_the_proxy_server_or_report_code() -> None:
+@pytest.mark.parametrize(("args", "expected"), [(["text"], "London"), (["events", "--json"], '"index": 0')])
+def test_text_and_events_json_start_without_rich_the_proxy_server_or_report_code(args: list[str], expected: str) -> None:
     code = (
-        "import sys; from sse_inspect.cli import main; sys.argv = ['sse-inspect', 'text', "
+        f"import sys; from sse_inspect.cli import main; sys.argv = ['sse-inspect', *{args!r}, "
         "'captures/openai-chat-text.jsonl']\ntry:\n    main()\nexcept SystemExit:\n    pass\n"
-        "print(sorted(m for m in ('asyncio', 'mitmproxy', 'h11', 'httpx', 'sse_inspect.cli._report', "
-        "'sse_inspect.cli._replay', 'sse_inspect.cli._record') if m in sys.modules))"
+        "print(sorted(m for m in ('asyncio', 'mitmproxy', 'h11', 'httpx', 'rich', 'sse_inspect.checks', "
+        "'sse_inspect.report', 'sse_inspect.cli._report', 'sse_inspect.cli._replay', 'sse_inspect.cli._record') "
+        "if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True)
     assert done.stdout.splitlines()[-1] == "[]"
-    assert "London" in done.stdout
+    assert expected in done.stdout

@@ -202,19 +202,22 @@ def test_a_header_only_capture_is_empty_not_ok(tmp_path: Path) -> None:
 def test_reading_a_big_capture_on_a_terminal_shows_progress(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from rich.console import Console
 
-    from sse_inspect.cli import _render
+    from sse_inspect.cli import _reading, _render
 
     err = io.StringIO()
     monkeypatch.setattr(_render, "console", lambda stderr=False: Console(file=err, force_terminal=True, width=100))
-    monkeypatch.setattr(_render, "PROGRESS_FROM", 1_000_000)
+    monkeypatch.setattr(_reading, "PROGRESS_FROM", 1_000_000)
     path = tmp_path / "big.jsonl"
     write_openai_capture(path, 3_000_000)
-    with _render.reading(str(path)) as (stream, watchers):
+    with _reading.reading(str(path)) as (stream, watchers):
         assert len(watchers) == 1
         analyze(stream, keep=False, observers=watchers)
     assert "reading big.jsonl" in err.getvalue() and "3.0 MB" in err.getvalue()
-    with _render.reading(str(ROOT / "captures/nginx-buffered.jsonl")) as (stream, watchers):
+    with _reading.reading(str(ROOT / "captures/nginx-buffered.jsonl")) as (stream, watchers):
         assert watchers == []  # a small one reads too fast to need a bar
+    monkeypatch.setattr(_render, "console", lambda stderr=False: Console(file=err, force_terminal=False))
+    with _reading.reading(str(path)) as (stream, watchers):
+        assert watchers == []  # off a terminal: no bar
 
 
 def test_notices_are_counted_all_and_kept_a_hundred_of_a_kind() -> None:

@@ -14,8 +14,9 @@ import click
 from .. import __version__
 from .._analysis import analyze
 from .._rechunk import RechunkSpec
-from . import _json, _render
+from . import _json
 from ._params import capture_argument, dialect_option, input_errors, json_option, rechunk_option
+from ._reading import reading
 
 __all__ = ["main"]
 
@@ -79,11 +80,13 @@ def events(capture: str, as_json: bool, rechunk: RechunkSpec | None, comments: b
     in the order a client sees them.
     """
     if as_json:
-        with _render.reading(capture) as (stream, watchers):
+        with reading(capture) as (stream, watchers):
             analyze(stream, rechunk=rechunk, keep=False, rebuild=False,
                     observers=[*watchers, _json.JsonLinesOut(sys.stdout, comments=comments)])  # fmt: skip
         return
-    with _render.reading(capture) as (stream, watchers):
+    from . import _render  # rich: loaded for terminal views only
+
+    with reading(capture) as (stream, watchers):
         analysis = analyze(stream, rechunk=rechunk, rebuild=False, observers=watchers)
     console = _render.console()
     console.print(_render.events_table(list(analysis.events)))
@@ -109,7 +112,7 @@ def text(capture: str, as_json: bool, dialect: str | None, rechunk: RechunkSpec 
     complete (true only when the dialect's end marker arrived and no in-band error did),
     end_marker_seen, errors, usage, choices, recording and timing.
     """
-    with _render.reading(capture) as (stream, watchers):
+    with reading(capture) as (stream, watchers):
         analysis = analyze(stream, rechunk=rechunk, dialect=dialect, keep=False, observers=watchers)
     if as_json:
         sys.stdout.write(_json.dumps(_json.analysis_json(analysis)) + "\n")
@@ -127,6 +130,8 @@ def text(capture: str, as_json: bool, dialect: str | None, rechunk: RechunkSpec 
         parts += [f"[tool call] {c.name} {c.arguments}" for c in choice.tool_calls]
     out = "\n".join(parts)
     if tty:
+        from . import _render
+
         _render.console().print(_render.safe(out))
     else:
         sys.stdout.write(out + ("\n" if out else ""))

@@ -22,6 +22,7 @@ from ..checks import Report, Severity, Thresholds, check_capture, parse_codes, p
 from . import _render
 from ._json import dumps
 from ._params import InputError, dialect_option, input_errors, json_option
+from ._reading import reading
 
 __all__ = ["check", "findings_view", "report_json", "show"]
 
@@ -78,7 +79,7 @@ def _check(path: str, dialect: str | None, thresholds: Thresholds, select: froze
            ) -> tuple[dict[str, Any], Report | None]:  # fmt: skip
     """Check one capture file, streamed through; `arrivals` (for the timeline) watch the pass."""
     try:
-        with _render.reading(path) as (stream, watchers):
+        with reading(path) as (stream, watchers):
             report = check_capture(stream, thresholds=thresholds, select=select, ignore=ignore, dialect=dialect,
                                    keep=False, observers=[*watchers, *([arrivals] if arrivals else [])])  # fmt: skip
     except SSEInspectError as exc:
@@ -229,7 +230,7 @@ def show(path: str, *, rechunk: RechunkSpec | None = None, dialect: str | None =
     """`show`'s view of a capture file, streamed through: the capture, its timeline and answer,
     then the verdict and the findings with their fixes."""
     arrivals = _render.Arrivals()
-    with _render.reading(path) as (stream, watchers):
+    with reading(path) as (stream, watchers):
         checked = check_capture(stream, rechunk=rechunk, dialect=dialect, keep=False, observers=[*watchers, arrivals])
     console = _render.console()
     console.print(_render.show_view(checked.analysis, checked, arrivals))

@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 import math
-
-import os
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.panel import Panel
-from rich.progress import DownloadColumn, Progress, TaskID
 from rich.table import Table
 from rich.text import Text
 
 from .._analysis import Analysis, Observer
-from .._capture import Capture, CaptureStream, Chunk, open_capture
+from .._capture import Capture, Chunk
 from .._events import Event, Notice
 from .._format import STREAMING_HEADERS, nice_scale, seconds, tick_label, visible
 from .._format import size as _size
@@ -25,10 +21,6 @@ from ..report import bursts
 _SPARK = " ▁▂▃▄▅▆▇█"
 _SCALE_WIDTH = 10
 """Columns the timeline keeps right of its bars for the scale (" 999.9 KiB")."""
-
-
-PROGRESS_FROM = 32 << 20
-"""Captures of at least this many bytes show a progress bar while they are read (on a terminal)."""
 
 
 def console(*, stderr: bool = False) -> Console:
@@ -47,32 +39,6 @@ def safe(text: str, *, newlines: bool = True, style: str = "") -> Text:
     if not newlines:
         text = text.replace("\r", "\\r").replace("\n", "\\n")
     return Text(visible(text.replace("\r\n", "\n")), style=style)
-
-
-@contextmanager
-def reading(path: str) -> Iterator[tuple[CaptureStream, list[Observer]]]:
-    """Open a capture to stream through, with a progress bar on stderr while a big one is read."""
-    with open_capture(path) as stream:
-        err = console(stderr=True)
-        if not err.is_terminal or stream.size is None or stream.size < PROGRESS_FROM:
-            yield stream, []
-            return
-        with Progress(*Progress.get_default_columns(), DownloadColumn(), console=err, transient=True) as bar:
-            task = bar.add_task(f"reading {os.path.basename(path)}", total=stream.size)
-            yield stream, [_ReadProgress(stream, bar, task)]
-
-
-class _ReadProgress(Observer):
-    """Moves a progress bar as the capture file is read (every 1024 chunks)."""
-
-    def __init__(self, stream: CaptureStream, bar: Progress, task: TaskID) -> None:
-        self.stream, self.bar, self.task = stream, bar, task
-        self.chunks = 0
-
-    def wire(self, chunk: Chunk) -> None:
-        self.chunks += 1
-        if self.chunks % 1024 == 0:  # asking the file where it is costs a system call
-            self.bar.update(self.task, completed=self.stream.bytes_read)
 
 
 def request_line(capture: Capture) -> Text:

@@ -1,0 +1,55 @@
+"""Opening a capture to stream through, with a progress bar while a big one is read.
+
+Kept apart from the rich views so that `text` and `events --json` start without loading rich.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from .._analysis import Observer
+from .._capture import CaptureStream, Chunk, open_capture
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
+
+__all__ = ["PROGRESS_FROM", "reading"]
+
+PROGRESS_FROM = 32 << 20
+"""Captures of at least this many bytes show a progress bar while they are read (on a terminal)."""
+
+
+@contextmanager
+def reading(path: str) -> Iterator[tuple[CaptureStream, list[Observer]]]:
+    """Open a capture to stream through, with a progress bar on stderr while a big one is read."""
+    with open_capture(path) as stream:
+        if stream.size is None or stream.size < PROGRESS_FROM:
+            yield stream, []
+            return
+        from rich.progress import DownloadColumn, Progress
+
+        from . import _render
+
+        err = _render.console(stderr=True)
+        if not err.is_terminal:
+            yield stream, []
+            return
+        with Progress(*Progress.get_default_columns(), DownloadColumn(), console=err, transient=True) as bar:
+            task = bar.add_task(f"reading {os.path.basename(path)}", total=stream.size)
+            yield stream, [_ReadProgress(stream, bar, task)]
+
+
+class _ReadProgress(Observer):
+    """Moves a progress bar as the capture file is read (every 1024 chunks)."""
+
+    def __init__(self, stream: CaptureStream, bar: Progress, task: TaskID) -> None:
+        self.stream, self.bar, self.task = stream, bar, task
+        self.chunks = 0
+
+    def wire(self, chunk: Chunk) -> None:
+        self.chunks += 1
+        if self.chunks % 1024 == 0:  # asking the file where it is costs a system call
+            self.bar.update(self.task, completed=self.stream.bytes_read)
