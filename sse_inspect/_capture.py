@@ -463,14 +463,14 @@ class _JsonLines:
 
     def chunks(self, rest: Iterable[bytes]) -> Iterator[Chunk]:
         """The chunk lines of `rest` (the lines after the header, each with its newline)."""
-        path, warnings = self.path, self.warnings
+        path, warnings, isfinite = self.path, self.warnings, math.isfinite
         for number, raw in enumerate(rest, start=2):
             try:  # the common line, {"t": float, "text": str} and its newline, checked as `_chunk` would
                 line = raw.decode("utf-8")
                 obj, stop = scan(line, 0)
                 t, text = obj["t"], obj["text"]
-                if (stop == len(line) - 1 and line[-1] == "\n" and type(text) is str and type(t) is float
-                        and len(obj) == 2 and math.isfinite(t) and self.end is None):  # fmt: skip
+                if (line[stop:] == "\n" and type(text) is str and type(t) is float and len(obj) == 2
+                        and isfinite(t) and self.end is None):  # fmt: skip
                     yield Chunk(t, text.encode("utf-8", "surrogatepass"))
                     continue
             except (ValueError, StopIteration, LookupError, TypeError, RecursionError):
