@@ -9,7 +9,9 @@ Not a test: it prints tables (stdout; progress on stderr) and never fails on a s
 
 Parsers, each fed the same list of byte chunks and driven as its library drives it:
 
-  sse-inspect   `EventStreamParser.feed(chunk, t)` per chunk, then `close()`; counts the `Event` items.
+  sse-inspect   `EventStreamParser.feed(chunk, t)` per chunk, a whole body (one chunk) through
+                `feed_iter(body, t)`, then `close()`; counts the `Event` items. At whole bodies,
+                `feed(body, t)`, one list of all the body's items, is timed beside it (not a peer).
   httpx-sse     `EventSource.iter_sse()` itself, over a stand-in response whose `iter_text()` is httpx's
                 own (`TextDecoder` + `TextChunker`, as `Response.iter_text` runs them) over the chunks;
                 iter_sse feeds that text through `SSELineDecoder` and `SSEDecoder`. Only httpx's
@@ -52,8 +54,9 @@ Correctness, beside the timing:
 
 Tables: per body, each parser's MB/s and events/s per chunk size, and sse-inspect's speed divided by
 the fastest correct peer's (>1: sse-inspect is faster), and by the fastest library's (the naive split
-left out); a summary of those ratios; sse-inspect's cost per MB at 1, 10 and 50 MB and its max/min
-across sizes (flat means linear); the agreement checks; the machine. `--json FILE` writes all of it.
+left out); a summary of those ratios; whole bodies through `feed_iter` and through `feed`; sse-inspect's
+cost per MB at 1, 10 and 50 MB and its max/min across sizes (flat means linear); the agreement checks;
+the machine. `--json FILE` writes all of it.
 """
 
 from __future__ import annotations
@@ -88,14 +91,17 @@ EventTuple = tuple[str, str, str]  # (type, data, last event id)
 # The parsers, each twice: a lean counting loop for the timing, and an event generator for the checks.
 
 
-def _sse_inspect() -> tuple[Callable[[list[bytes]], int], Callable[[Iterable[bytes]], Iterator[EventTuple]]]:
+def _sse_inspect(whole_as_list: bool = False) -> tuple[Callable[[list[bytes]], int],
+                                                        Callable[[Iterable[bytes]], Iterator[EventTuple]]]:  # fmt: skip
+    """`feed` per read, `feed_iter` for a whole body (or with `whole_as_list`, `feed` for it too)."""
     from sse_inspect import Event, EventStreamParser
 
     def count(chunks: list[bytes]) -> int:
         p = EventStreamParser()
+        feed = p.feed_iter if len(chunks) == 1 and not whole_as_list else p.feed
         n = 0
         for chunk in chunks:
-            for x in p.feed(chunk, 0.0):
+            for x in feed(chunk, 0.0):
                 if isinstance(x, Event):
                     n += 1
         for x in p.close():
@@ -104,9 +110,11 @@ def _sse_inspect() -> tuple[Callable[[list[bytes]], int], Callable[[Iterable[byt
         return n
 
     def events(chunks: Iterable[bytes]) -> Iterator[EventTuple]:
+        # `feed_iter` yields exactly what `feed` returns (a property test in tests/test_parser.py): the
+        # events checked are those of either way.
         p = EventStreamParser()
         for chunk in chunks:
-            for x in p.feed(chunk, 0.0):
+            for x in p.feed_iter(chunk, 0.0):
                 if isinstance(x, Event):
                     yield x.type, x.data, x.id
         for x in p.close():
@@ -243,6 +251,7 @@ def load_parsers() -> list[Parser]:
 
 
 SUBJECT = "sse-inspect"
+SUBJECT_LIST = "sse-inspect feed()"  # the whole body through `feed`: timed beside SUBJECT at whole bodies, not a peer
 
 
 # ---------------------------------------------------------------------------------------------
@@ -695,6 +704,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGALRM, _alarm)
     info = machine()
     parsers = load_parsers()
+    as_list = Parser(SUBJECT_LIST, *_sse_inspect(whole_as_list=True), library=False)
     # gc.collect() runs before every timed run; with the libraries' modules (openai's pydantic models
     # above all) it would walk ~100k long-lived objects each time. Frozen, they are left out.
     gc.collect()
@@ -718,7 +728,7 @@ def main(argv: list[str] | None = None) -> int:
             t0 = time.perf_counter()
             chunks = corpus.chunked(body.data, n)
             gc.freeze()  # the body's expected events and the chunk list: long-lived too
-            cells = measure(spec, body, n, chunks, parsers, runs, cell_limit)
+            cells = measure(spec, body, n, chunks, parsers + [as_list] if n == WHOLE else parsers, runs, cell_limit)
             results[spec.key][n] = cells
             if n in checks:
                 skip = [name for name, c in cells.items() if c.status == "skipped"]
@@ -775,6 +785,26 @@ def main(argv: list[str] | None = None) -> int:
     print(table(["body", *map(chunk_label, all_chunks)], rows), file=out)
     print("\n(in brackets: against the libraries alone, where the naive split was the fastest)\n", file=out)
 
+    whole: list[dict[str, Any]] = []
+    print("## Whole bodies: `feed_iter` (the tables above) and `feed`\n", file=out)
+    print("`feed_iter(body, t)` yields a body's items a 64 KiB piece at a time; `feed(body, t)` returns them all "
+          "in one list. Both timed in the same interleaved runs.\n", file=out)  # fmt: skip
+    rows = []
+    for spec in specs:
+        cells = results[spec.key][WHOLE]
+        lazy, eager = cells[SUBJECT], cells[SUBJECT_LIST]
+        best = ratio_of(cells, parsers, True)
+        peer = cells[best[1]] if best else None
+        whole.append({"body": spec.key, "feed_iter_mb_s": lazy.mb_s, "feed_mb_s": eager.mb_s,
+                      "fastest_library": peer and peer.parser, "fastest_library_mb_s": peer and peer.mb_s})
+        ratio = "n/a"
+        if peer and peer.mb_s and lazy.mb_s and eager.mb_s:
+            ratio = f"×{lazy.mb_s / peer.mb_s:.2f} / ×{eager.mb_s / peer.mb_s:.2f}"
+        fastest = f"{cell_text(peer)} ({peer.parser})" if peer else "n/a"
+        rows.append([spec.label, cell_text(lazy), cell_text(eager), fastest, ratio])
+    print(table(["body", "feed_iter", "feed (one list)", "fastest library", "ratio: feed_iter / feed"], rows) + "\n",
+          file=out)  # fmt: skip
+
     scaling: dict[str, dict[str, Any]] = {}
     print("## Scaling: sse-inspect's time per MB (ms/MB) by body size\n", file=out)
     for family in ("openai-lf", "openai-crlf"):
@@ -783,17 +813,18 @@ def main(argv: list[str] | None = None) -> int:
             continue
         rows = []
         scaling[family] = {}
-        for n in all_chunks:
+        for n, who in [(n, SUBJECT) for n in all_chunks] + [(WHOLE, SUBJECT_LIST)]:
             per = {}
             for s in fam:
-                c = results[s.key].get(n, {}).get(SUBJECT)
+                c = results[s.key].get(n, {}).get(who)
                 if c and c.median_s:
                     per[s.mb] = c.median_s / (meta[s.key]["bytes"] / MB) * 1000
             if len(per) < 2:
                 continue
             spread = max(per.values()) / min(per.values())
-            scaling[family][chunk_label(n)] = {"ms_per_mb": per, "max_over_min": spread}
-            rows.append([chunk_label(n), *(f"{per[s.mb]:.2f}" if s.mb in per else "" for s in fam), f"{spread:.2f}"])
+            label = chunk_label(n) if who == SUBJECT else "whole, feed()"
+            scaling[family][label] = {"ms_per_mb": per, "max_over_min": spread}
+            rows.append([label, *(f"{per[s.mb]:.2f}" if s.mb in per else "" for s in fam), f"{spread:.2f}"])
         print(f"{family}:\n", file=out)
         print(table(["chunks", *(f"{s.mb} MB" for s in fam), "max/min"], rows) + "\n", file=out)
 
@@ -847,6 +878,7 @@ def main(argv: list[str] | None = None) -> int:
                  "vs_fastest": ratio_of(cells, parsers), "vs_libraries": ratio_of(cells, parsers, True)}
                 for key, per in results.items() for n, cells in per.items()
             ],
+            "whole_bodies": whole,
             "scaling": scaling,
             "agreement": agreement,
             "edge_cases": edge,

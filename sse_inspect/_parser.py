@@ -7,6 +7,9 @@ closes the stream at its end. Spec: https://html.spec.whatwg.org/multipage/serve
     p = EventStreamParser()
     items = [x for chunk in capture.chunks for x in p.feed(chunk.data, chunk.t)] + p.close()
 
+A whole body held in one buffer goes through `p.feed_iter(body, t)`: the items `feed` would return,
+made a piece at a time, so that memory stays flat.
+
 Any way of cutting the same bytes into chunks gives the same events (only arrival times
 and chunk indices follow the cuts; a notice may come one chunk later, as a CR ending a
 chunk is told from a CRLF only by the next byte). Content never raises: what a client may mishandle
@@ -16,10 +19,10 @@ comes out as `Notice` values beside the events.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import accumulate, chain, islice, repeat
-from operator import add, itemgetter
+from operator import add
 
 from ._events import Comment, Event, Notice
 from ._linebuffer import lines
@@ -31,9 +34,8 @@ Held = tuple[int, float | None, int] | None  # see EventStreamParser._held
 
 _BOM = b"\xef\xbb\xbf"
 _new = tuple.__new__  # Event(...) runs a Python-level __new__; this makes the same tuple in C
-_SLICE = 65536  # the fast path takes many events in slices of about this many bytes
-_DATA = (b"data: ", "message", 2)
-_after_data = itemgetter(slice(6, None))  # a `data: V` line's V
+_SLICE = 65536  # big reads are checked in C in slices of about this many bytes; feed_iter's pieces too
+_DATA = (b"data: ", 6, "message", 2)  # a block shape: head, its length, event type, line ends
 _SMALL = 1024  # reads up to this size (with what waited) go block by block; bigger ones in slices
 _SHORT = 64  # reads shorter than this that end no event just wait (see feed)
 
@@ -140,42 +142,47 @@ class EventStreamParser:
             buf = b"".join(parts)
         else:
             buf = data
-        split = len(buf) - len(data)
+        n = len(buf)
+        split = n - len(data)
         out: list[Item] = []
         pos = 0
-        if self._after_cr:  # the last chunk ended in a CR that ended a line: an LF first belongs to it
-            if not data:
-                return out
-            self._after_cr = False
-            if data[0] == 10:
-                pos = 1
-                self._count_crlf(self._offset - 1, out)
-            else:
-                self._count_cr(self._offset - 1, out)
-        if self._start is not None and pos < len(buf):  # an event in progress: a blank line first ends it
-            pos = self._blank(buf, pos, out)
-        if len(buf) <= _SMALL and self._start is None and not self._after_cr and not self._first_line:
+        if self._after_cr or self._start is not None or self._first_line:
+            if self._after_cr:  # the last chunk ended in a CR that ended a line: an LF first belongs to it
+                if not data:
+                    return out
+                self._after_cr = False
+                if data[0] == 10:
+                    pos = 1
+                    self._count_crlf(self._offset - 1, out)
+                else:
+                    self._count_cr(self._offset - 1, out)
+            if self._start is not None and pos < n:  # an event in progress: a blank line first ends it
+                pos = self._blank(buf, pos, out)
+            if self._start is not None or self._after_cr or self._first_line:
+                return self._read(buf, pos, split, held, t, out)
+        if n <= _SMALL:
             # The fast path: a live stream's usual read holds a block or two of the shapes LLM servers send
             # (`data: V`, or `event: T` + `data: V`), then the start of the next event. The events are those
             # the line rules give: no event is in progress at `pos`; `head` (the last block's `data: ` or
             # `event: T` line + `data: `, checked by _shape) matches there, and the data line runs to `end`,
-            # the first LF (CR when `buf` holds one) after it; the blank line `sep` follows, with no CR in an LF
-            # buffer (`crlf` is whether `buf` holds one) nor an LF in a CRLF one's value. Anything else, and the
-            # stream's first CRLF (its notice), goes on by the general path from `pos`.
+            # the first LF (CR when `buf` holds one) after it; `tail`, the rest of its line end and the blank line,
+            # follows, with no CR in an LF buffer (`crlf` is whether `buf` holds one) nor an LF in a CRLF one's
+            # value. Anything else, and the stream's first CRLF (its notice), goes on by the general path from `pos`.
             crlf = 13 in buf
             if crlf:
                 if self._first_crlf is None:
                     return self._read(buf, pos, split, held, t, out)
-                head, kind, lines = self._shapes[1]
-                end_byte, nl, sep = 13, 2, b"\r\n\r\n"
+                head, size, kind, lines = self._shapes[1]
+                end_byte, nl, tail = 13, 2, b"\n\r\n"
             else:
-                head, kind, lines = self._shapes[0]
-                end_byte, nl, sep = 10, 1, b"\n\n"
+                head, size, kind, lines = self._shapes[0]
+                end_byte, nl, tail = 10, 1, b"\n"
             index = self._events
+            waits = False
             while True:
                 if pos:
                     rest = buf[pos:]
-                    if 10 not in rest and 13 not in rest:  # the rest begins a line (`pos` > `split`: see _hold)
+                    if 10 not in rest and (not crlf or 13 not in rest):  # it begins a line (`pos` > `split`: see _hold)
                         self._parts = [rest] if rest else []
                         if held:
                             self._held = None
@@ -183,21 +190,24 @@ class EventStreamParser:
                         self._events = index
                         self._offset += pos
                         return out
-                if not buf.startswith(head, pos):
+                start = pos + size
+                if buf[pos:start] != head:
                     shape = self._shape(buf, pos, crlf)
-                    if shape is None:
+                    if shape is None:  # what is left may wait: lines and the start of one, or one `event:` line
+                        waits = pos > 0 and not crlf and (
+                            _can_wait(rest) or (rest.startswith(b"event:") and rest.find(10) == len(rest) - 1)
+                        )  # fmt: skip
                         break
-                    head, kind, lines = shape
-                start = pos + len(head)
+                    head, size, kind, lines = shape
+                    start = pos + size
                 end = buf.find(end_byte, start)
-                if end < 0 or not buf.startswith(sep, end):
-                    self._events = index
-                    if end == len(buf) - 1 or (crlf and end == len(buf) - 2 and buf[-1] == 10):
-                        if self._begin(buf, pos, start, end, kind if lines == 3 else "", lines, crlf, split, t):
+                if end < 0 or buf[end + 1 : end + 2 * nl] != tail:
+                    if end >= 0 and (b"\r\n\r" if crlf else b"\n").startswith(buf[end:]):  # the read ends there
+                        self._events = index
+                        if self._begin(buf, pos, start, end, kind if lines == 3 else "", lines, crlf, split, t, out):
                             return out
-                    elif end < 0 and not crlf and (pos or not held):  # `event: T`, part of `data: V` (LF)
-                        self._hold(buf, pos, split, t)
-                        return out
+                    else:
+                        waits = end < 0 and not crlf and (pos > 0 or not held)  # `event: T`, part of `data: V` (LF)
                     break
                 raw = buf[start:end]
                 if crlf and 10 in raw:
@@ -216,7 +226,37 @@ class EventStreamParser:
                     self._lf += lines
                 pos = end + 2 * nl
             self._events = index
+            if waits:  # as `_hold` does (a `pos` past 0 is past `split`)
+                if pos:
+                    self._parts = [rest]
+                    self._held = (self._offset + pos, t, self._chunk)
+                    self._parts_t = t
+                    self._offset += pos
+                else:
+                    self._hold(buf, pos, split, t)
+                return out
         return self._read(buf, pos, split, held, t, out)
+
+    def feed_iter(self, data: bytes, t: float | None = None) -> Iterator[Item]:
+        """The items `feed(data, t)` returns, made as they are taken: for a big `data` such as a whole body.
+
+        `data` goes through `feed` in pieces of about 64 KiB, all of them one chunk that arrived at `t`, so
+        that only a piece's items are alive at a time and the cost per byte stays flat however big `data`
+        is. Take them all before the next `feed`, `feed_iter` or `close`.
+        """
+        # Cut after blank lines of the kind `_read` cuts blocks at (CRLF when the bytes hold a CR), the last
+        # piece keeping the last of them and 64 KiB or more (too much for the small-read paths), each piece
+        # goes the way `feed(data, t)` goes through the same bytes: the same items, with the same provenance.
+        pos, last = 0, len(data) - _SLICE
+        if last > _SLICE:  # room for two pieces
+            sep = b"\r\n\r\n" if 13 in data or any(13 in part for part in self._parts) else b"\n\n"
+            last = min(last, data.rfind(sep))
+            while pos + _SLICE < last and (cut := _find_blank(data, sep, pos + _SLICE, last)) >= 0:
+                cut += len(sep)
+                yield from self.feed(data[pos:cut], t)
+                self._chunk -= 1  # the next piece is the same chunk
+                pos = cut
+        yield from self.feed(data[pos:] if pos else data, t)
 
     def _read(self, buf: bytes, pos: int, split: int, held: Held, t: float | None, out: list[Item]) -> list[Item]:
         """The general path, from `pos` (where a line starts): a lone line ending the read; the event in
@@ -308,56 +348,61 @@ class EventStreamParser:
         gc.disable()
         try:
             while pos < stop:
-                cut = buf.find(sep, pos + _SLICE, end) if pos + _SLICE < end else -1
+                cut = _find_blank(buf, sep, pos + _SLICE, end) if pos + _SLICE < end else -1
                 cut = end if cut < 0 else cut
-                ends = self._batch(buf[pos:cut], nl, sep, base + pos, self._parts_t if pos < split else t, t, out)
+                first = len(out)
+                ends = self._batch(buf, pos, cut, nl, sep, base, self._parts_t if pos < split else t, t, out)
                 if not ends:  # other shapes: the rest goes line by line
                     self._lines(buf, pos, base, split, held, t, out, False, stop)
                     break
                 if len(nl) == 1:
                     self._lf += ends
                 else:
-                    self._count_ends(buf, pos, base, ends, out)
+                    self._count_ends(buf, pos, base, ends, out, first)
                 pos = cut + len(sep)
         finally:
             if collecting:
                 gc.enable()
         return stop
 
-    def _batch(self, region: bytes, nl: bytes, sep: bytes, start: int, t_first: float | None, t: float | None,
-               out: list[Item]) -> int:  # fmt: skip
-        """Blocks of one shape, all in C: their events appended, and the count of their line ends
-        returned (0, nothing appended: not all of one shape, or not UTF-8)."""
+    def _batch(self, buf: bytes, pos: int, cut: int, nl: bytes, sep: bytes, base: int, t_first: float | None,
+               t: float | None, out: list[Item]) -> int:  # fmt: skip
+        """The blocks of `buf[pos:cut]`, of one shape, all in C: their events appended, and the count of their
+        line ends returned (0, nothing appended: not all of one shape, or not UTF-8)."""
         try:
-            if region.startswith(b"data: "):  # split on the separator and the next field name: the values
-                values = region[6:].split(sep + b"data: ")
+            if buf.startswith(b"data: ", pos):  # split on the separator and the next field name: the values
+                values = buf[pos + 6 : cut].split(sep + b"data: ")
                 rest = b"".join(values)
                 if 10 in rest or 13 in rest:
                     return 0  # some block is not exactly one `data: V` line
                 types: Iterable[str] = repeat("message")
                 sizes = list(map((6 + len(sep)).__add__, map(len, values)))
                 ends = 2 * len(values)
-            elif nl == b"\n" and region.startswith(b"event: ") and 13 not in region:
+            elif not buf.startswith(b"event: ", pos) or not buf.startswith(b"data: ", buf.find(nl, pos) + len(nl)):
+                return 0
+            elif nl == b"\n":
                 # Its lines: `event: T`, `data: V` and a blank one, block after block (the last without its
                 # blank line, which ends the region); split on the one-byte LF, the fastest split there is.
-                lines = region.split(b"\n")
+                lines = buf[pos:cut].split(b"\n")
                 kinds, data_lines = lines[0::3], lines[1::3]
                 if len(lines) % 3 != 2 or any(lines[2::3]):
                     return 0
-                if not all(map(bytes.startswith, data_lines, repeat(b"data: "))):
+                # Every data line starts with `data: ` if, joined by LF, they split on `\ndata: ` into as many.
+                values = b"\n".join(data_lines).split(b"\ndata: ")
+                if len(values) != len(data_lines) or not values[0].startswith(b"data: "):
                     return 0
+                values[0] = values[0][6:]
                 names = {}  # a few distinct event lines
                 for kind in dict.fromkeys(kinds):
                     if not kind.startswith(b"event: "):
                         return 0
                     names[kind] = kind[7:].decode() or "message"
                 types = list(map(names.__getitem__, kinds))
-                values = list(map(_after_data, data_lines))
                 sizes = list(map((3).__add__, map(add, map(len, kinds), map(len, data_lines))))
                 ends = 3 * len(values)
-            elif region.startswith(b"event: ") and region.startswith(b"data: ", region.find(nl) + len(nl)):
+            else:
                 # CRLF: T1, V1, T2, V2, ...: one replace, one split
-                body, next_event, data_line = region[7:], sep + b"event: ", nl + b"data: "
+                body, next_event, data_line = buf[pos + 7 : cut], sep + b"event: ", nl + b"data: "
                 items = body.replace(next_event, data_line).split(data_line)
                 kinds, values = items[0::2], items[1::2]
                 rest = b"".join(items)
@@ -370,8 +415,6 @@ class EventStreamParser:
                 types = list(map(names.__getitem__, kinds))
                 sizes = list(map((13 + 3 * len(nl)).__add__, map(add, map(len, kinds), map(len, values))))
                 ends = 3 * len(values)
-            else:
-                return 0
             datas = list(map(bytes.decode, values))
         except UnicodeDecodeError:
             return 0  # the line path decodes with replacement and says where
@@ -381,17 +424,19 @@ class EventStreamParser:
             _new, repeat(Event),
             zip(
                 range(index, index + len(datas)), types, datas, repeat(self._last_event_id), repeat(self._retry),
-                accumulate(sizes, initial=start), islice(accumulate(sizes, initial=start - back), 1, None),
+                accumulate(sizes, initial=base + pos), islice(accumulate(sizes, initial=base + pos - back), 1, None),
                 chain((t_first,), repeat(t)), repeat(t), repeat(self._chunk),
             ),
         )  # fmt: skip
         self._events = index + len(datas)
         return ends
 
-    def _count_ends(self, buf: bytes, pos: int, base: int, ends: int, out: list[Item]) -> None:
-        """`ends` CRLF line ends taken by the fast path from `buf[pos:]`."""
-        if self._first_crlf is None:
-            self._count_crlf(base + buf.find(b"\r\n", pos), out, ends)
+    def _count_ends(self, buf: bytes, pos: int, base: int, ends: int, out: list[Item], first: int) -> None:
+        """`ends` CRLF line ends taken by `_batch` from `buf[pos:]`, whose events start at `out[first]`."""
+        if self._first_crlf is None:  # its notice goes where the line rules put it: before the first event
+            notice: list[Item] = []
+            self._count_crlf(base + buf.find(b"\r\n", pos), notice, ends)
+            out[first:first] = notice
         else:
             self._crlf += ends
 
@@ -510,9 +555,10 @@ class EventStreamParser:
         self._dispatch(self._offset + pos, out)
         return nxt
 
-    def _shape(self, buf: bytes, pos: int, crlf: bool) -> tuple[bytes, str, int] | None:
-        """The fast path's block shape at `pos`, where the last block's did not match: (head, type, lines), kept
-        for the next blocks; None when it is neither `data: ` nor an `event: T` line (its type decoded) + `data: `."""
+    def _shape(self, buf: bytes, pos: int, crlf: bool) -> tuple[bytes, int, str, int] | None:
+        """The fast path's block shape at `pos`, where the last block's did not match: (head, its length, type,
+        lines), kept for the next blocks; None when it is neither `data: ` nor an `event: T` line (its type
+        decoded) + `data: `."""
         if buf.startswith(b"data: ", pos):
             shape = _DATA
         else:
@@ -524,17 +570,17 @@ class EventStreamParser:
             if crlf and 10 in name:
                 return None
             try:
-                shape = (buf[pos : eol + nl + 6], name.decode() or "message", 3)
+                shape = (buf[pos : eol + nl + 6], eol + nl + 6 - pos, name.decode() or "message", 3)
             except UnicodeDecodeError:
                 return None
         self._shapes[crlf] = shape
         return shape
 
     def _begin(self, buf: bytes, pos: int, start: int, end: int, event_type: str, lines: int, crlf: bool,
-               split: int, t: float | None) -> bool:  # fmt: skip
-        """The fast path's block at `pos` lacks only its blank line: its data line, `buf[start:end]`, and the line
-        end at `end` end `buf`. Its event begins, as `_lines` would begin it (False, nothing done: the value holds
-        an LF or is not UTF-8)."""
+               split: int, t: float | None, out: list[Item]) -> bool:  # fmt: skip
+        """The fast path's block at `pos` is cut in its line ends: its data line, `buf[start:end]`, then its line
+        end (LF, CR or CRLF) or CRLF and the blank line's CR end `buf`. Its event begins, as `_lines` would begin
+        it, and with that CR it is dispatched (False, nothing done: the value holds an LF or is not UTF-8)."""
         value = buf[start:end]
         if crlf and 10 in value:
             return False
@@ -547,11 +593,14 @@ class EventStreamParser:
         self._event_type = event_type
         if not crlf:
             self._lf += lines - 1
-        elif end == len(buf) - 2:
-            self._crlf += lines - 1
-        else:
+        elif end == len(buf) - 1:
             self._crlf += lines - 2
             self._after_cr = True  # as in _lines: the next chunk tells CR from CRLF
+        else:
+            self._crlf += lines - 1
+            if end == len(buf) - 3:
+                self._after_cr = True
+                self._dispatch(self._offset + end + 2, out)
         self._offset += len(buf)
         self._parts = []
         self._held = None
@@ -597,6 +646,16 @@ class EventStreamParser:
             out.append(Notice(kind="line-ending", message="a line ends in CRLF", offset=offset, t=self._t))
 
 
+def _find_blank(buf: bytes, sep: bytes, start: int, stop: int) -> int:
+    """`buf.find(sep, start, stop)` for a blank line's `sep` (LF LF or CRLF CRLF), hopping from LF to LF:
+    CPython looks for a one-byte needle with memchr, some 20 times faster than for a longer one."""
+    back = len(sep) // 2 - 1  # the separator starts this many bytes before its first LF
+    lf = buf.find(10, start + back, stop)
+    while lf >= 0 and not buf.startswith(sep, lf - back, stop):
+        lf = buf.find(10, lf + 1, stop)
+    return lf - back if lf >= 0 else -1
+
+
 def _can_wait(rest: bytes) -> bool:
     """Whether `rest` (which starts a line and ends some) may wait uncut for the next chunk: it must hold
     no blank line (its event would be dispatched later than it arrived) and end inside a line (so that
@@ -610,4 +669,5 @@ def _can_wait(rest: bytes) -> bool:
 def parse_events(body: bytes) -> list[Event]:
     """All the events of a whole body: a convenience for tests and scripts."""
     parser = EventStreamParser()
-    return [x for x in parser.feed(body) + parser.close() if isinstance(x, Event)]
+    events = [x for x in parser.feed_iter(body) if isinstance(x, Event)]
+    return events + [x for x in parser.close() if isinstance(x, Event)]

@@ -165,13 +165,14 @@ def test_feed_after_close_is_a_bug() -> None:
     assert parser.close() == []
 
 
-def test_linear_in_bytes_for_a_long_line_fed_one_byte_at_a_time() -> None:
+@pytest.mark.parametrize("method", ["feed", "feed_iter"])
+def test_linear_in_bytes_for_a_long_line_fed_one_byte_at_a_time(method: str) -> None:
     """A 200 KB data line fed byte by byte must not be rescanned per byte (that would take minutes)."""
     body = b"data: " + b"x" * 200_000 + b"\n\n"
-    parser = EventStreamParser()
+    feed = getattr(EventStreamParser(), method)
     out = []
     for i in range(len(body)):
-        out += parser.feed(body[i : i + 1])
+        out += feed(body[i : i + 1])
     assert [len(e.data) for e in out if isinstance(e, Event)] == [200_000]
 
 
@@ -286,3 +287,39 @@ def test_parser_keeps_few_attributes() -> None:
     """CPython 3.11 shares an instance's attribute keys only up to 30 of them: past that, every attribute
     access on the parser's hot path gets slower."""
     assert len(vars(EventStreamParser())) < 30
+
+
+@pytest.mark.parametrize("path", PATHS)
+@settings(max_examples=300, deadline=None)
+@given(body=st.lists(any_bodies, min_size=2, max_size=8).map(b"".join), cuts=st.lists(st.integers(0, 2400), max_size=4))
+@example(body=b"\x00" * 165 + b"\n\n" + b"\x00" * 63 + b"\n\x00", cuts=[103])
+@example(body=b"data" * 2 + b"\x00" * 56 + b"\r\n\r\n" + b"\x00" * 25 + b"\n\n" + b"data" * 8 + b"\ndata", cuts=[])
+@example(body=b"\x00" * 58 + b"\n\ndata\r\n\r\n\r\n" + b"data" * 12 + b"\r" + b"\x00" * 13, cuts=[])
+def test_feed_iter_yields_what_feed_returns(body: bytes, cuts: list[int], path: str) -> None:
+    """`feed_iter` yields exactly the items `feed` returns, in order and with the same provenance, at any cut
+    (all in slices, a chunk of more than 128 bytes goes in several pieces)."""
+    with parser_path(path):
+        lists, iters = EventStreamParser(), EventStreamParser()
+        for i, chunk in enumerate(split_at(body, cuts)):
+            assert list(iters.feed_iter(chunk, float(i))) == lists.feed(chunk, float(i))
+        assert iters.close() == lists.close()
+        assert iters.stats == lists.stats
+
+
+@pytest.mark.parametrize("nl", [b"\n", b"\r\n"])
+def test_feed_iter_makes_items_a_piece_at_a_time(nl: bytes) -> None:
+    block = b"data: " + b"x" * 100 + nl + nl
+    parser = EventStreamParser()
+    items = (x for x in parser.feed_iter(block * 10_000, 1.0) if isinstance(x, Event))
+    assert next(items) == Event(0, "message", "x" * 100, "", None, 0, 106 + len(nl) + 1, 1.0, 1.0, 0)
+    assert parser.stats.events < 1000, "the rest of the body is not parsed yet"
+    rest = list(items)
+    assert len(rest) == 9999 and rest[-1].chunk == 0 and rest[-1].end == len(block) * 10_000 - len(nl) + 1
+
+
+def test_line_ending_notice_comes_before_the_event_of_its_line() -> None:
+    """Also when many blocks are taken at once (a big read, after an LF event): where the line rules put it."""
+    parser = EventStreamParser()
+    items = parser.feed(b"data: a\n\n") + parser.feed(b"data: b\r\n\r\n" * 200)
+    assert [type(x).__name__ for x in items[:3]] == ["Event", "Notice", "Event"]
+    assert items[1] == Notice(kind="line-ending", message="a line ends in CRLF", offset=16, t=None)
