@@ -93,14 +93,9 @@ def rechunk(chunks: Sequence[Chunk], spec: RechunkSpec) -> list[Chunk]:
 def _event_cuts(body: bytes) -> list[int]:
     """Cut after each event's blank line (after the whole CRLF, never between CR and LF)."""
     parser = EventStreamParser()
-    cuts = []
-    for item in parser.feed(body) + parser.close():
-        if isinstance(item, Event):
-            end = item.end
-            if body[end - 1 : end + 1] == b"\r\n":
-                end += 1
-            cuts.append(end)
-    return cuts
+    ends = [item.end for item in parser.feed_iter(body) if isinstance(item, Event)]
+    ends += [item.end for item in parser.close() if isinstance(item, Event)]
+    return [end + 1 if body[end - 1 : end + 1] == b"\r\n" else end for end in ends]
 
 
 def _cut(chunks: Sequence[Chunk], body: bytes, cuts: list[int]) -> list[Chunk]:

@@ -23,7 +23,7 @@ def describe_event_stream(data: bytes) -> str:
     """The body as a readable list of events, comments and notices."""
     parser = EventStreamParser()
     lines = []
-    for item in parser.feed(data) + parser.close():
+    for item in [*parser.feed_iter(data), *parser.close()]:
         if isinstance(item, Event):
             head = f"#{item.index} {item.type}" + (f" id={item.id}" if item.id else "") + f" @{item.start}"
             lines.append(head)
