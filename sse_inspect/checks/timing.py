@@ -114,13 +114,13 @@ class TimingProbe(Observer):
     def wire(self, chunk: Chunk) -> None:
         t = chunk.t or 0.0
         size = len(chunk.data)
-        prev = self.prev_t
+        gap = t - self.prev_t
         if self.last_size >= _FLUSH_MIN:
             self.sizes[self.last_size] += 1  # every chunk but the last (whatever was left); only big ones
         self.n_wire += 1
-        if t - prev > self.long_silence:
-            self.silences.append((prev, t))
-        if t - prev > self.window:  # a new release on the wire: the last one is over
+        if gap > self.long_silence:
+            self.silences.append((self.prev_t, t))
+        if gap > self.window:  # a new release on the wire: the last one is over
             if self.run_size > 0:
                 self._run_over()
             self.run_size = size if size >= _FLUSH_MIN else -1
@@ -128,8 +128,8 @@ class TimingProbe(Observer):
             self.run_t0 = t
         elif self.run_size != size:
             self.run_size = -1
-        self.run_chunks += 1
-        if size >= _FLUSH_MIN:  # only such chunks can be a buffer's flushes: is this one cut inside an event?
+        if self.run_size > 0:  # a run of one size >= 1 KiB so far (a buffer's flushes?): is this chunk cut mid-event?
+            self.run_chunks += 1
             self.run_cut += not chunk.data.endswith((b"\n\n", b"\r\n\r\n", b"\r\r"))
         self.last_size = size
         self.prev_t = t
