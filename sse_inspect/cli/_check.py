@@ -6,13 +6,11 @@ import glob
 import os
 import sys
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import click
 from rich.console import Group, RenderableType
-from rich.progress import Progress
 from rich.table import Table
 from rich.text import Text
 
@@ -110,6 +108,10 @@ def _results(paths: list[str], args: tuple[Any, ...], progress: bool) -> Iterato
     if len(paths) < PARALLEL_FROM:
         yield from (check_one(p, *args) for p in paths)
         return
+    from concurrent.futures import ProcessPoolExecutor  # loaded only for many captures
+
+    from rich.progress import Progress
+
     workers = min(os.cpu_count() or 1, len(paths))
     with ProcessPoolExecutor(max_workers=workers) as pool:
         futures = [pool.submit(check_one, p, *args) for p in paths]
