@@ -259,21 +259,37 @@ class ChoiceState:
 
 
 class Envelope(NamedTuple):
-    """What a token event of one stream looks like around its text: `head` + a JSON string + `tail`."""
+    """What a token event of one stream looks like around its text: `head` + a JSON string + `tail`, or
+    `head` + a JSON string + `middle` + a JSON string (padding, skipped) + `tail`."""
 
     type: str
     """The events' `event:` type."""
     head: str
-    """The data up to and with the string's opening quote."""
+    """The data up to and with the text's opening quote."""
+    middle: str | None
+    """The data from the text's closing quote to the padding's opening quote (None: no padding)."""
     tail: str
-    """The data after the string's closing quote."""
+    """The data after the last string's closing quote."""
     channel: Channel
-    """Where the string's value goes."""
+    """Where the text goes."""
 
 
 _Offer = tuple[str, Channel, Callable[[Any], tuple[dict[str, Any], str]]]
-_PROBE = "\ue000\ue001"
-"""A string put in the place of a token's text, to check that the text sits there."""
+
+
+def _rfind_string(data: str, value: str) -> tuple[int, int] | None:
+    """Where the last JSON string of `value` in `data` starts and ends, as written by a JSON writer
+    that keeps non-ASCII characters or by one that escapes them; None when it is written neither way."""
+    for quoted in (encode_string(value), encode_ascii(value)):
+        at = data.rfind(quoted)
+        if at >= 0:
+            return at, at + len(quoted)
+    return None
+
+
+def _other(value: str) -> str:
+    """A string no server sends, other than `value`: put in the place of a string to check that it sits there."""
+    return "\ue000\ue001" if value != "\ue000\ue001" else "\ue002"
 _TRIES = 8
 """Envelopes a reader learns before it has to earn more with hits (one per `_HITS_PER_TRY`)."""
 _HITS_PER_TRY = 64
@@ -296,6 +312,9 @@ class Reader(ABC):
 
     stops_at_end: ClassVar[bool] = True
     expects_json: ClassVar[bool] = True
+    padding: ClassVar[tuple[str, ...]] = ()
+    """Top-level string fields that change every event and carry nothing the dialect reads (OpenAI's
+    `obfuscation`): an envelope skips their values."""
 
     def __init__(self) -> None:
         self._choices: dict[int, ChoiceState] = {}
@@ -330,6 +349,9 @@ class Reader(ABC):
             if data.startswith(head) and data.endswith(tail) and event.type == envelope.type:
                 try:
                     piece, stop = scanstring(data, len(head))
+                    middle = envelope.middle
+                    if middle is not None:
+                        stop = scanstring(data, stop + len(middle))[1] if data.startswith(middle, stop) else -1
                 except ValueError:  # no JSON string there: the long way says what it is
                     stop = -1
                 if stop == len(data) - len(tail) and piece:
@@ -409,26 +431,37 @@ class Reader(ABC):
             self._offer = (piece, channel, where)
 
     def _learn(self, event: Event, offer: _Offer) -> None:
-        """Keep the offered envelope when the string found in the data is the one the dialect read:
-        with another string in its place, the payload holds that other string there."""
+        """Keep the offered envelope when the strings found in the data are the ones read: with other
+        strings in their places, the payload holds those other strings there (the text where the
+        dialect read it; the padding, if any, under its key)."""
         self._tries += 1
         piece, channel, where = offer
         data = event.data
-        quoted = encode_string(piece)
-        at = data.rfind(quoted)  # the text comes after the ids and names that could read the same
-        if at < 0:  # perhaps written with only ASCII, as Python servers do
-            quoted = encode_ascii(piece)
-            at = data.rfind(quoted)
-            if at < 0:  # written another way still
-                return
-        head, tail = data[: at + 1], data[at + len(quoted) :]
-        other = _PROBE if piece != _PROBE else _PROBE * 2
+        found = _rfind_string(data, piece)  # the text comes after the ids and names that could read the same
+        if found is None:
+            return
+        head, tail = data[: found[0] + 1], data[found[1] :]
+        probe = _other(piece)
         try:
-            place, key = where(loads(f"{head}{other}\"{tail}"))
-            if place[key] == other:
-                self._envelope = Envelope(event.type, head, tail, channel)
+            payload = loads(f"{head}{probe}\"{tail}")
+            place, key = where(payload)
+            if place[key] != probe:
+                return
+            middle = None
+            pad = next((k for k in self.padding if type(payload.get(k)) is str), None)
+            if pad is not None:  # a field that changes every event, read by nobody: its value is skipped
+                found = _rfind_string(tail, payload[pad])
+                if found is None:
+                    return
+                middle, tail = tail[: found[0] + 1], tail[found[1] :]
+                filler = _other(payload[pad])
+                payload = loads(f"{head}{probe}\"{middle}{filler}\"{tail}")
+                place, key = where(payload)
+                if place[key] != probe or payload[pad] != filler:
+                    return
         except (ValueError, RecursionError, LookupError, TypeError):
-            pass
+            return
+        self._envelope = Envelope(event.type, head, middle, tail, channel)
 
     def identify(self, *, model: object = None, response_id: object = None) -> None:
         """Keep the first non-empty model and response id (Azure's first chunk has empty ones)."""

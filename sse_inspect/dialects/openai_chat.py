@@ -65,6 +65,7 @@ class OpenAIChat(Dialect):
 
 
 class _ChatReader(Reader):
+    padding = ("obfuscation",)  # random characters OpenAI adds so that sizes tell nothing
     def is_end(self, event: Event, kind: str, payload: dict[str, Any]) -> bool:
         return event.data == DONE
 

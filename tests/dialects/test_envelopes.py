@@ -41,13 +41,19 @@ def openai_envelope(draw: st.DrawFn) -> tuple[dict[str, Any], bool, bool]:
     if draw(st.integers(0, 5)) == 0:
         payload["provider"] = draw(st.sampled_from(["p", "q"]))
     payload["choices"] = [entry] if draw(st.integers(0, 4)) else [entry, {"index": 1, "delta": {"content": "z"}}]
+    if draw(st.booleans()):  # padding: its value is drawn again for every event
+        payload["obfuscation"] = ""
+        if draw(st.booleans()):
+            payload = {"obfuscation": "", **payload}  # before the text, where no envelope skips it
     return payload, draw(st.booleans()), draw(st.booleans())
 
 
-def _with_text(envelope: tuple[dict[str, Any], bool, bool], content: str) -> str:
+def _with_text(envelope: tuple[dict[str, Any], bool, bool], content: str, padding: str = "") -> str:
     payload, compact, ascii_only = envelope
     payload = json.loads(json.dumps(payload))
     payload["choices"][0]["delta"]["content"] = content
+    if "obfuscation" in payload:
+        payload["obfuscation"] = padding
     return json.dumps(payload, separators=(",", ":") if compact else None, ensure_ascii=ascii_only)
 
 
@@ -61,7 +67,7 @@ def openai_stream(draw: st.DrawFn) -> list[str]:
     for _ in range(draw(st.integers(0, 40))):
         kind = draw(st.sampled_from(["token"] * 8 + ["escaped", "mangled", "duplicate", "done", "junk", "error"]))
         content, envelope = draw(TEXTS), draw(st.sampled_from(envelopes))
-        data = _with_text(envelope, content)
+        data = _with_text(envelope, content, draw(TEXTS))
         if kind == "escaped":  # every character of the text as \uXXXX: valid, and like no other field
             data = _with_text(envelope, "\0")
             data = data.replace('"\\u0000"', '"' + "".join(f"\\u{ord(c):04x}" for c in content) + '"', 1)
@@ -152,8 +158,18 @@ def test_a_stream_of_tokens_is_read_by_its_envelope() -> None:
     assert str(reader.choice(0).text) == "".join(f"w{n} \"q\" \\ é\n" for n in range(100))
 
 
+def test_padding_that_changes_every_event_is_skipped() -> None:
+    # as OpenAI sends them: `obfuscation`, random characters of random length, after the text
+    events = [Event(index=n, data=token(f"w{n}", usage=None, obfuscation="x" * (n % 7))) for n in range(100)]
+    both_ways("openai-chat", events)
+    reader = get_dialect("openai-chat").reader()
+    for event in events:
+        reader.feed(event)
+    assert (reader._tries, reader._hits) == (1, 99)
+
+
 def test_an_envelope_that_never_repeats_stops_being_learnt() -> None:
-    events = [Event(index=n, data=token("x", obfuscation=str(n))) for n in range(1000)]
+    events = [Event(index=n, data=token("x", sequence_number=n)) for n in range(1000)]
     reader = get_dialect("openai-chat").reader()
     for event in events:
         reader.feed(event)
@@ -174,6 +190,13 @@ def chunk_with(content: str, **entry: Any) -> str:
     return json.dumps({"id": "a", "choices": [{"index": 0, "delta": {"content": content}, **entry}]})
 
 
+def padded(content: str, *, finish: str, padding: str, first: bool = False) -> str:
+    entry = '{"index":0,"delta":{"content":"%s"},"finish_reason":%s}' % (content, finish)
+    if first:
+        return '{"obfuscation":%s,"choices":[%s]}' % (padding, entry)
+    return '{"choices":[%s],"obfuscation":%s}' % (entry, padding)
+
+
 TOOL = {"index": 1, "delta": {"tool_calls": [{"index": 0, "function": {"name": "f", "arguments": "{"}}]}}
 
 
@@ -186,8 +209,12 @@ TOOL = {"index": 1, "delta": {"tool_calls": [{"index": 0, "function": {"name": "
         [chunk_with("x", finish_reason="stop"), chunk_with("", finish_reason="length"), chunk_with("y", finish_reason="stop")],
         # a second choice that carries something else than text
         [json.dumps({"choices": [{"index": 0, "delta": {"content": c}}, TOOL]}) for c in "xyz"],
+        # padding before the text, and a string of the same value after it that matters
+        [padded("x", finish='""', padding='""', first=True), padded("y", finish='"stop"', padding='""', first=True)],
+        # what lies between the text and the padding changes, and keeps its length
+        [padded("x", finish="null", padding='"q"'), padded("y", finish='"ab"', padding='"r"')],
     ],
-    ids=["usage", "finish-reason", "second-choice"],
+    ids=["usage", "finish-reason", "second-choice", "padding-first", "between"],
 )
 def test_what_else_a_token_event_does_is_not_skipped(datas: list[str]) -> None:
     both_ways("openai-chat", [Event(index=n, data=data) for n, data in enumerate(datas)])
