@@ -14,21 +14,26 @@ side, identical but for the addon they load:
 The server sends N events of a fixed size, one HTTP chunk (one `sendall`) each, every event
 stamped with `time.perf_counter_ns()` taken just before its write. Linux's perf_counter is
 CLOCK_MONOTONIC, one clock for every process, so the client's receive time minus the stamp is the
-event's delivery latency. Two runs per setup and round, the setups alternating (a before b in
-even rounds, b before a in odd ones, so neither always runs second):
+event's delivery latency. Every round starts both mitmdumps afresh (one process can run a few per
+cent faster or slower than another for all its life: memory layout, hash seed), and each setup has
+one client, one keep-alive connection, for the round. A round runs, for each setup:
 
   latency:    `--events` events `--interval-ms` apart (a fast token stream), p50 and p99;
   throughput: `--burst-events` events sent as fast as the server can, MB/s and events/s measured
-              at the client from the first body byte to the last, and the CPU time the proxy
-              process spent per event (from /proc/PID/task/*/schedstat, in ns).
+              at the client from the first body byte to the last, the CPU time the proxy process
+              spent per event (from /proc/PID/task/*/schedstat) and this client's (process time).
 
-A direct run (no proxy) gives the floor of this server and client. The table shows each setup,
-the latency the recorder adds (b - a), and the throughput ratio b / a twice: as the ratio of the
-medians, and as the median of the per-round ratios (a round's a and b run seconds apart, so other
-load on the machine moves them alike), each with its spread. Last, the proxy's CPU time per event,
-the steadiest number (waiting for a core does not count): a / b is the throughput ratio where the
-proxy's CPU is the limit, as it is on an idle machine. Loopback only; every read is bounded, and an
-alarm ends the whole run after `--limit` seconds (300 by default).
+The latency runs go a then b in even rounds, b then a in odd ones; then the throughput runs, back
+to back, a b b a (b a a b in odd rounds), so that other load on the machine, which comes and goes
+over seconds, weighs on both setups of a round alike. A direct run (no proxy) gives the floor of
+this server and client. The table shows each setup, the latency the recorder adds (b - a), and
+the throughput ratio b / a twice: as the ratio of the medians, and as the median of the per-round
+ratios (b's two runs against a's), with their spread. Last, the proxy's CPU time per event, the
+steadiest number (waiting for a core does not count): a / b is the throughput ratio where the
+proxy's CPU is the limit. The client's CPU per event says how much of the two cores the client
+takes itself (httpx and h11 cost about as much per event as the proxy). The load average is
+printed before and after. Loopback only; every read is bounded, and an alarm ends the whole run
+after `--limit` seconds (300 by default).
 """
 
 from __future__ import annotations
@@ -48,7 +53,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
@@ -127,11 +132,15 @@ def serve(port_out: multiprocessing.connection.Connection) -> None:
 class Setup:
     name: str
     port: int
+    addon: Path | None = None
+    """The proxy's addon (None: no proxy, the direct setup)."""
+    options: list[str] = field(default_factory=list)
     process: subprocess.Popen[bytes] | None = None
     latencies_us: list[float] = field(default_factory=list)
-    mb_per_s: list[float] = field(default_factory=list)
-    events_per_s: list[float] = field(default_factory=list)
+    seconds: list[float] = field(default_factory=list)
+    """Each throughput run's time from its first body byte to its last."""
     cpu_us_per_event: list[float] = field(default_factory=list)
+    client_us_per_event: list[float] = field(default_factory=list)
 
     def cpu_ns(self) -> int:
         """CPU time the proxy process has used so far (0 for the direct setup: no proxy)."""
@@ -147,31 +156,35 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _start_mitmdump(name: str, upstream_port: int, addon: Path, home: Path, options: list[str]) -> Setup:
+def _start_mitmdump(setup: Setup, upstream_port: int, home: Path) -> None:
+    """Start a fresh mitmdump for `setup` and wait until it listens."""
+    assert setup.addon is not None
     home.mkdir()
-    port = _free_port()
+    setup.port = _free_port()
     args = [str(MITMDUMP), "--mode", f"reverse:http://127.0.0.1:{upstream_port}", "--listen-host", "127.0.0.1",
-            "--listen-port", str(port), "--set", f"confdir={home / 'conf'}", "-s", str(addon), *options]  # fmt: skip
+            "--listen-port", str(setup.port), "--set", f"confdir={home / 'conf'}", "-s", str(setup.addon),
+            *setup.options]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     with (home / "mitmdump.log").open("wb") as log:
-        process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env)
-    setup = Setup(name, port, process)
+        setup.process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env)
     deadline = time.monotonic() + 20
     while True:
-        if process.poll() is not None:
-            log = (home / "mitmdump.log").read_text()
-            raise SystemExit(f"mitmdump {name} exited with {process.returncode}:\n{log}")
+        if setup.process.poll() is not None:
+            output = (home / "mitmdump.log").read_text()
+            raise SystemExit(f"mitmdump {setup.name} exited with {setup.process.returncode}:\n{output}")
         try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return setup
+            socket.create_connection(("127.0.0.1", setup.port), timeout=0.5).close()
+            return
         except OSError:
             if time.monotonic() > deadline:
-                raise SystemExit(f"mitmdump {name} not listening after 20 s") from None
+                raise SystemExit(f"mitmdump {setup.name} not listening after 20 s") from None
             time.sleep(0.05)
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
+def _stop(setup: Setup) -> None:
+    """Stop `setup`'s mitmdump, if it runs."""
+    process, setup.process = setup.process, None
+    if process is not None and process.poll() is None:
         process.send_signal(signal.SIGINT)
         try:
             process.wait(5)
@@ -196,8 +209,8 @@ def latency_run(client: httpx.Client, url: str) -> list[float]:
     return out
 
 
-def burst_run(client: httpx.Client, url: str, expected: int) -> tuple[float, float]:
-    """Bytes and seconds from the first body byte to the last."""
+def burst_run(client: httpx.Client, url: str, expected: int) -> float:
+    """Seconds from the first body byte to the last (of `expected` bytes)."""
     got, first = 0, 0.0
     with client.stream("GET", url) as response:
         for chunk in response.iter_raw():
@@ -207,7 +220,16 @@ def burst_run(client: httpx.Client, url: str, expected: int) -> tuple[float, flo
     elapsed = time.perf_counter() - first
     if got != expected:
         raise SystemExit(f"{url}: got {got} bytes, expected {expected}")
-    return got, elapsed
+    return elapsed
+
+
+def throughput(setup: Setup, client: httpx.Client, url: str, events: int, size: int) -> None:
+    """One throughput run through `setup`: its time, and the proxy's and this client's CPU per event."""
+    proxy_before, client_before = setup.cpu_ns(), time.process_time_ns()
+    seconds = burst_run(client, url, events * size)
+    setup.cpu_us_per_event.append((setup.cpu_ns() - proxy_before) / 1000 / events)
+    setup.client_us_per_event.append((time.process_time_ns() - client_before) / 1000 / events)
+    setup.seconds.append(seconds)
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -259,7 +281,7 @@ def main() -> None:
         raise SystemExit(f"no mitmdump next to {sys.executable}")
 
     with time_limit(args.limit), tempfile.TemporaryDirectory(prefix="sse-bench-") as tmp_name:
-        started = time.monotonic()
+        started, load_before = time.monotonic(), _load()
         tmp = Path(tmp_name)
         baseline_addon = tmp / "stream_only.py"
         baseline_addon.write_text(BASELINE_ADDON)
@@ -272,35 +294,37 @@ def main() -> None:
                 raise SystemExit("the server did not start")
             server_port = receive_port.recv()
             direct = Setup("direct (no proxy)", server_port)
-            proxies.append(_start_mitmdump("a: mitmdump, stream only", server_port, baseline_addon, tmp / "a", []))
-            proxies.append(_start_mitmdump("b: mitmdump + recorder", server_port, RECORDER_ADDON, tmp / "b",
-                                           ["--set", f"sse_capture_dir={tmp / 'captures'}"]))  # fmt: skip
+            recording = ["--set", f"sse_capture_dir={tmp / 'captures'}"]
+            proxies += [Setup("a: mitmdump, stream only", 0, baseline_addon),
+                        Setup("b: mitmdump + recorder", 0, RECORDER_ADDON, recording)]  # fmt: skip
             setups = [direct, *proxies]
             paced = f"/paced?n={args.events}&size={args.size}&interval_ms={args.interval_ms}"
             burst = f"/burst?n={args.burst_events}&size={args.size}&interval_ms=0"
-            for setup in setups:  # warm up: first flows pay for imports and lazy set-up
-                with httpx.Client(trust_env=False, timeout=IO_TIMEOUT) as client:
-                    burst_run(client, f"http://127.0.0.1:{setup.port}/warmup?n=500&size={args.size}&interval_ms=0",
-                              500 * args.size)  # fmt: skip
             for k in range(args.rounds):
-                for setup in setups if k % 2 == 0 else [direct, *reversed(proxies)]:
-                    base = f"http://127.0.0.1:{setup.port}"
-                    with httpx.Client(trust_env=False, timeout=IO_TIMEOUT) as client:
-                        setup.latencies_us += latency_run(client, base + paced)
-                        cpu_before = setup.cpu_ns()
-                        size, seconds = burst_run(client, base + burst, args.burst_events * args.size)
-                        cpu = setup.cpu_ns() - cpu_before
-                    setup.mb_per_s.append(size / seconds / 1e6)
-                    setup.events_per_s.append(args.burst_events / seconds)
-                    setup.cpu_us_per_event.append(cpu / 1000 / args.burst_events)
+                pair = proxies if k % 2 == 0 else proxies[::-1]
+                for proxy in pair:  # fresh processes every round: no setup keeps a lucky or unlucky one all along
+                    _start_mitmdump(proxy, server_port, tmp / f"{proxy.name[0]}{k}")
+                with ExitStack() as stack:  # one client, one keep-alive connection, per setup
+                    clients = {
+                        s.name: stack.enter_context(httpx.Client(trust_env=False, timeout=IO_TIMEOUT)) for s in setups
+                    }
+                    for setup in setups:  # warm up: first flows pay for imports and lazy set-up
+                        burst_run(clients[setup.name], f"http://127.0.0.1:{setup.port}/warmup?n=500&size={args.size}"
+                                  "&interval_ms=0", 500 * args.size)  # fmt: skip
+                    for setup in [direct, *pair]:
+                        setup.latencies_us += latency_run(clients[setup.name], f"http://127.0.0.1:{setup.port}{paced}")
+                    for setup in [direct, *pair, *reversed(pair)]:  # back to back: a b b a, or b a a b
+                        throughput(setup, clients[setup.name], f"http://127.0.0.1:{setup.port}{burst}",
+                                   args.burst_events, args.size)  # fmt: skip
+                for proxy in pair:
+                    _stop(proxy)
             recorded = _recorded_chunks(tmp / "captures")
         finally:
             for proxy in proxies:
-                if proxy.process is not None:
-                    _stop(proxy.process)
+                _stop(proxy)
             server.terminate()
             server.join(5)
-        report(args, setups, recorded, time.monotonic() - started)
+        report(args, setups, recorded, time.monotonic() - started, (load_before, _load()))
 
 
 def _recorded_chunks(folder: Path) -> list[int]:
@@ -308,31 +332,40 @@ def _recorded_chunks(folder: Path) -> list[int]:
     return [sum(1 for _ in p.open()) - 2 for p in sorted(folder.glob("*-burst.jsonl"))]
 
 
+def _load() -> str:
+    """The 1-minute load average."""
+    return Path("/proc/loadavg").read_text().split()[0]
+
+
 def _spread(values: list[float], spec: str) -> str:
     return f"{min(values):{spec}}-{max(values):{spec}}"
 
 
-def report(args: argparse.Namespace, setups: list[Setup], recorded: list[int], took: float) -> None:
-    print(f"machine: {machine()}")
+def report(args: argparse.Namespace, setups: list[Setup], recorded: list[int], took: float,
+           load: tuple[str, str]) -> None:  # fmt: skip
+    print(f"machine: {machine()}; load average {load[0]} before, {load[1]} after")
     print(f"latency runs: {args.events} events of {args.size} B, {args.interval_ms} ms apart; throughput runs: "
           f"{args.burst_events} events of {args.size} B unpaced; {args.rounds} rounds, setups alternating")  # fmt: skip
     print()
     header = (f"{'setup':<26} {'p50 µs':>8} {'p99 µs':>8} {'max µs':>8} {'MB/s':>7} {'(min-max)':>11} "
-              f"{'events/s':>9} {'proxy CPU µs/event':>19}")  # fmt: skip
+              f"{'events/s':>9} {'proxy CPU µs/event':>19} {'client CPU µs/event':>20}")  # fmt: skip
     print(header)
     print("-" * len(header))
+    megabytes = args.burst_events * args.size / 1e6
     for s in setups:
-        lat, cpu = s.latencies_us, f"{statistics.median(s.cpu_us_per_event):.2f}" if s.process else "-"
+        lat, mb_per_s = s.latencies_us, [megabytes / x for x in s.seconds]
+        cpu = f"{statistics.median(s.cpu_us_per_event):.2f}" if s.addon else "-"
         print(f"{s.name:<26} {percentile(lat, 0.5):8.0f} {percentile(lat, 0.99):8.0f} {max(lat):8.0f} "
-              f"{statistics.median(s.mb_per_s):7.1f} {_spread(s.mb_per_s, '.1f'):>11} "
-              f"{statistics.median(s.events_per_s):9.0f} {cpu:>19}")  # fmt: skip
+              f"{statistics.median(mb_per_s):7.1f} {_spread(mb_per_s, '.1f'):>11} "
+              f"{args.burst_events / statistics.median(s.seconds):9.0f} {cpu:>19} "
+              f"{statistics.median(s.client_us_per_event):20.2f}")  # fmt: skip
     a, b = setups[1], setups[2]
     print()
     added50 = percentile(b.latencies_us, 0.5) - percentile(a.latencies_us, 0.5)
     added99 = percentile(b.latencies_us, 0.99) - percentile(a.latencies_us, 0.99)
     print(f"added by the recorder (b - a): p50 {added50:+.0f} µs, p99 {added99:+.0f} µs per event")
-    ratio = statistics.median(b.mb_per_s) / statistics.median(a.mb_per_s)
-    paired = [y / x for x, y in zip(a.mb_per_s, b.mb_per_s, strict=True)]
+    ratio = statistics.median(a.seconds) / statistics.median(b.seconds)
+    paired = [sum(a.seconds[k : k + 2]) / sum(b.seconds[k : k + 2]) for k in range(0, len(a.seconds), 2)]
     print(f"throughput b / a: {ratio:.2f} (ratio of the medians); per round: {statistics.median(paired):.2f} median, "
           f"{_spread(paired, '.2f')} ({', '.join(f'{x:.2f}' for x in paired)})")  # fmt: skip
     cpu_a, cpu_b = statistics.median(a.cpu_us_per_event), statistics.median(b.cpu_us_per_event)

@@ -11,6 +11,7 @@ one warning while the proxy keeps proxying. That is the opposite of mitmproxy's 
 from __future__ import annotations
 
 import asyncio
+import io
 import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -41,7 +42,7 @@ FLUSH_CHUNKS = 512
 
 
 class _FlowRecorder:
-    """The stream callable of one flow: hands each chunk on at once, and records it with its time.
+    """Records one flow: `take` is its stream callable, handing each chunk on at once.
 
     Taking a chunk costs a clock reading and two list appends; the chunks are written together
     at the end of the event-loop iteration that took them (`loop.call_soon`). mitmproxy hands on
@@ -52,14 +53,7 @@ class _FlowRecorder:
     the proxy's shutdown write them first.
     """
 
-    def __init__(
-        self,
-        writer: CaptureWriter,
-        sent_at: float,
-        inner: StreamFunc | None,
-        attach: bool,
-        loop: asyncio.AbstractEventLoop,
-    ) -> None:
+    def __init__(self, writer: CaptureWriter, sent_at: float, attach: bool, loop: asyncio.AbstractEventLoop) -> None:
         self.writer: CaptureWriter | None = writer
         self.path = writer.path
         self.url = writer.url
@@ -69,8 +63,8 @@ class _FlowRecorder:
         self.ended: str | None = None
         """The end kind once the stream is over."""
         self.sent_at = sent_at  # monotonic time the request was sent
-        self.inner = inner
-        self.body: list[bytes] | None = [] if attach else None
+        self.body = io.BytesIO() if attach else None
+        """The body so far, to attach (`getvalue` hands its buffer over, no copy of a long body)."""
         self.loop = loop
         self.times: list[float] = []
         self.datas: list[bytes] = []
@@ -79,19 +73,21 @@ class _FlowRecorder:
     def now(self) -> float:
         return time.monotonic() - self.sent_at
 
-    def __call__(self, data: bytes) -> Iterable[bytes] | bytes:
-        if data:
-            self.times.append(time.monotonic() - self.sent_at)
-            datas = self.datas
-            datas.append(data)
-            if len(datas) == 1:
-                self.loop.call_soon(self.flush)
-            elif len(datas) >= FLUSH_CHUNKS:
-                self.flush()
-        if self.inner is not None:
-            return self.inner(data)
-        # mid-stream, b"" would end a chunked body (HTTP/1.1) or send an empty DATA frame (HTTP/2)
-        return data if data else []
+    def take(self, data: bytes) -> Iterable[bytes] | bytes:
+        """The stream callable: note the chunk and its time, and hand it back unchanged.
+
+        It runs on mitmproxy's event loop for every chunk, so it does only that.
+        """
+        if not data:
+            return []  # mid-stream, b"" would end a chunked body (HTTP/1.1) or send an empty DATA frame (HTTP/2)
+        datas = self.datas
+        if not datas:
+            self.loop.call_soon(self.flush)
+        self.times.append(time.monotonic() - self.sent_at)
+        datas.append(data)
+        if len(datas) >= FLUSH_CHUNKS:
+            self.flush()
+        return data
 
     def flush(self) -> None:
         """Count, attach and write the chunks taken since the last flush (none: nothing to do)."""
@@ -102,7 +98,7 @@ class _FlowRecorder:
         self.chunks += len(datas)
         self.bytes += sum(map(len, datas))
         if self.body is not None:
-            self.body += datas
+            self.body.writelines(datas)
         if self.writer is not None:
             try:
                 self.writer.chunks(times, datas)
@@ -124,6 +120,16 @@ class _FlowRecorder:
             except Exception as exc:  # noqa: BLE001
                 self.fail(exc)
             self.writer = None
+
+
+def _chain(take: StreamFunc, inner: StreamFunc) -> StreamFunc:
+    """Record the wire bytes, then hand them to the stream callable another addon had set."""
+
+    def stream(data: bytes) -> Iterable[bytes] | bytes:
+        take(data)
+        return inner(data)
+
+    return stream
 
 
 class SSECapture:
@@ -210,11 +216,8 @@ class SSECapture:
             redactor=Redactor(ctx.options.sse_redact_extra, enabled=ctx.options.sse_redact),
             recorder=f"mitmproxy addon, {ctx.options.mode[0] if ctx.options.mode else 'regular'} mode",
         )
-        inner = response.stream if callable(response.stream) else None
-        recorder = _FlowRecorder(
-            writer, sent_at, inner, ctx.options.sse_capture_attach_body, asyncio.get_running_loop()
-        )
-        response.stream = recorder
+        recorder = _FlowRecorder(writer, sent_at, ctx.options.sse_capture_attach_body, asyncio.get_running_loop())
+        response.stream = _chain(recorder.take, response.stream) if callable(response.stream) else recorder.take
         self.active[flow.id] = recorder
         if self.on_capture is not None:
             self.on_capture("start", recorder)
@@ -235,7 +238,7 @@ class SSECapture:
         recorder = self._finish_id(flow.id, kind, error)
         if recorder is not None and recorder.body is not None and flow.response is not None:
             # The body was already streamed; this only lets mitmproxy's views and -w files show it.
-            flow.response.raw_content = b"".join(recorder.body)
+            flow.response.raw_content = recorder.body.getvalue()
 
     def _finish_id(self, flow_id: str, kind: str, error: str | None) -> _FlowRecorder | None:
         recorder = self.active.pop(flow_id, None)

@@ -18,7 +18,6 @@ from urllib.parse import urlsplit
 
 from . import __version__
 from ._capture import Request, Response, chunk_line, end_line, header_line
-from ._fastjson import encode_string
 from ._redact import Redactor
 
 __all__ = ["CaptureWriter", "capture_filename", "rfc3339"]
@@ -51,20 +50,40 @@ def _new_file(folder: Path, name: str) -> tuple[Path, int]:
     raise FileExistsError(f"no free capture file name like {name} in {folder}")
 
 
-def chunk_lines(times: Sequence[float], datas: Sequence[bytes]) -> str:
-    """The lines of many chunks, as `chunk_line` writes them, in about half its time per chunk.
+_ODD = bytes(c for c in range(32) if c not in b"\t\n\r")
+"""The control characters JSON writes as \\b, \\f or \\u00XX; NUL, one of them, separates the chunks."""
+_ESCAPES = ((b"\\", b"\\\\"), (b'"', b'\\"'), (b"\n", b"\\n"), (b"\r", b"\\r"), (b"\t", b"\\t"), (b"%", b"%%"))
+"""JSON's escapes of the other characters, backslash first; `%` doubled for the `%` format."""
+_LINE = b'{"t": %.6f, "text": "'
 
-    The work per chunk is done by C code (`map`, the JSON string encoder, one `%` format for
-    all of them). The time is formatted `%.6f`: the same number as `chunk_line`'s `round(t, 6)`,
-    with trailing zeros. When a chunk is not UTF-8 on its own, `chunk_line` writes them all.
+
+def chunk_lines(times: Sequence[float], datas: Sequence[bytes]) -> bytes:
+    """The lines of many chunks, in UTF-8, as `chunk_line` writes them, at a half to two thirds of its cost.
+
+    When each chunk is UTF-8 on its own and holds no control character but tab, LF and CR (an
+    event stream, nearly always), all of them are escaped at once, as bytes: joined with NUL, one
+    `bytes.replace` per character to escape, NUL replaced by the end of a line and the start of
+    the next, and one `%` for the times. Nothing is done chunk by chunk but formatting its time,
+    `%.6f` (the same number as `chunk_line`'s `round(t, 6)`, with trailing zeros). Otherwise
+    `chunk_line` writes them all.
     """
+    joined = b"\x00".join(datas)
+    if len(joined.translate(None, _ODD)) != len(joined) - len(datas) + 1 or not _is_utf8(joined):
+        return "".join(map(chunk_line, times, datas)).encode()
+    for char, escaped in _ESCAPES:
+        joined = joined.replace(char, escaped)
+    return b"".join((_LINE, joined.replace(b"\x00", b'"}\n' + _LINE), b'"}\n')) % tuple(times)
+
+
+def _is_utf8(data: bytes) -> bool:
+    """Whether `data` is UTF-8. With NUL between chunks: whether each of them is, on its own."""
+    if data.isascii():
+        return True
     try:
-        texts = list(map(encode_string, map(bytes.decode, datas)))
+        data.decode()
     except UnicodeDecodeError:
-        return "".join(map(chunk_line, times, datas))
-    fields: list[object] = [None] * (2 * len(texts))
-    fields[::2], fields[1::2] = times, texts
-    return ('{"t": %.6f, "text": %s}\n' * len(texts)) % tuple(fields)
+        return False
+    return True
 
 
 class CaptureWriter:
@@ -120,7 +139,7 @@ class CaptureWriter:
                 response=response,
                 recorded_at=rfc3339(when),
                 recorder=f"sse-inspect {__version__} ({recorder})",
-            )
+            ).encode()
         )
         return writer
 
@@ -130,7 +149,7 @@ class CaptureWriter:
 
     def chunk(self, t: float, data: bytes) -> None:
         """Append one chunk, flushed at once."""
-        self._write(chunk_line(t, data))
+        self._write(chunk_line(t, data).encode())
 
     def chunks(self, times: Sequence[float], datas: Sequence[bytes]) -> None:
         """Append chunks (`datas[k]` arrived at `times[k]`) with one system call."""
@@ -139,7 +158,7 @@ class CaptureWriter:
     def end(self, kind: str, t: float | None, error: str | None = None) -> None:
         """Write the end line and close the file."""
         try:
-            self._write(end_line(kind, t, error))
+            self._write(end_line(kind, t, error).encode())
         finally:
             self.close()
 
@@ -152,7 +171,6 @@ class CaptureWriter:
             except OSError:
                 pass
 
-    def _write(self, line: str) -> None:
-        data = line.encode("utf-8")
+    def _write(self, data: bytes) -> None:
         while data:
             data = data[os.write(self._fd, data) :]

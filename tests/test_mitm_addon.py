@@ -161,8 +161,9 @@ def test_a_failing_disk_stops_the_recording_not_the_traffic(tmp_path: Path, capl
         stream = flow.response.stream
         assert stream(b"data: a\n\n") == b"data: a\n\n"
         await asyncio.sleep(0)
-        os.close(stream.writer._fd)
-        stream.writer._fd = os.open("/dev/full", os.O_WRONLY)  # every write: ENOSPC, a full disk
+        writer = addon.active[flow.id].writer
+        os.close(writer._fd)
+        writer._fd = os.open("/dev/full", os.O_WRONLY)  # every write: ENOSPC, a full disk
         with caplog.at_level(logging.WARNING):
             assert stream(b"data: b\n\n") == b"data: b\n\n"
             assert stream(b"data: c\n\n") == b"data: c\n\n"

@@ -117,7 +117,10 @@ def test_writer_explicit_path(tmp_path: Path) -> None:
     assert capture.end is not None and capture.end.error == "peer closed connection"
 
 
+_STREAM_TEXT = st.text(st.characters(exclude_categories=("Cc", "Cs")) | st.sampled_from('\t\n\r\\"%'), max_size=60)
+"""Text as event streams hold it, with no control character but tab, LF and CR: `chunk_lines`'s fast way."""
 _CHUNK_DATA = st.one_of(
+    _STREAM_TEXT.map(str.encode),
     st.text(max_size=60).map(str.encode),
     st.binary(max_size=60),
     st.sampled_from(
@@ -127,14 +130,25 @@ _CHUNK_DATA = st.one_of(
 
 
 @settings(max_examples=300, deadline=None)
-@given(chunks=st.lists(st.tuples(st.floats(0, 1e6), _CHUNK_DATA), max_size=6))
+@given(
+    chunks=st.lists(st.tuples(st.floats(0, 1e6), _CHUNK_DATA), max_size=6)
+    | st.lists(st.tuples(st.floats(0, 1e6), _STREAM_TEXT.map(str.encode)), min_size=1, max_size=6)
+)
 def test_chunk_lines_say_what_chunk_line_says(chunks: list[tuple[float, bytes]]) -> None:
     """The recorder's fast batch encoding: line for line the same JSON values as `chunk_line`
     (text or b64, the time rounded to the microsecond), whatever the bytes."""
     times, datas = [t for t, _ in chunks], [d for _, d in chunks]
-    *lines, after_last = chunk_lines(times, datas).split("\n")  # not splitlines: U+0085 and U+2028 stay raw
+    *lines, after_last = chunk_lines(times, datas).decode().split("\n")  # not splitlines: U+0085, U+2028 stay raw
     assert after_last == ""
     assert [json.loads(line) for line in lines] == [json.loads(chunk_line(t, d)) for t, d in chunks]
+
+
+def test_chunk_lines_escape_a_batch_as_bytes() -> None:
+    """The usual batch (UTF-8, no control character but tab, LF and CR): raw UTF-8 kept, JSON's
+    short escapes, `%` as it is, the times with six decimals."""
+    lines = chunk_lines([0.2, 1.5], [b'data: {"a": "\\u00e9 100%"}\n\n', "€\r\n\t".encode()])
+    assert lines == (b'{"t": 0.200000, "text": "data: {\\"a\\": \\"\\\\u00e9 100%\\"}\\n\\n"}\n'
+                     b'{"t": 1.500000, "text": "\xe2\x82\xac\\r\\n\\t"}\n')  # fmt: skip
 
 
 def test_writer_writes_chunks_in_batches(tmp_path: Path) -> None:
