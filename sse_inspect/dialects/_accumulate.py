@@ -290,6 +290,8 @@ def _rfind_string(data: str, value: str) -> tuple[int, int] | None:
 def _other(value: str) -> str:
     """A string no server sends, other than `value`: put in the place of a string to check that it sits there."""
     return "\ue000\ue001" if value != "\ue000\ue001" else "\ue002"
+
+
 _TRIES = 8
 """Envelopes a reader learns before it has to earn more with hits (one per `_HITS_PER_TRY`)."""
 _HITS_PER_TRY = 64
@@ -412,11 +414,14 @@ class Reader(ABC):
             state = self._choices[index] = ChoiceState()
         return state
 
-    def add(self, channel: Channel, piece: object) -> None:
-        """Append a non-empty text piece to a channel and mark the current event as carrying output."""
+    def add(self, channel: Channel, piece: object) -> bool:
+        """Append a non-empty text piece to a channel and mark the current event as carrying output;
+        whether it was one."""
         if isinstance(piece, str) and piece:
             channel.append(piece)
             self.mark()
+            return True
+        return False
 
     def mark(self) -> None:
         """Record that the current event carried output (text, reasoning, refusal, plan or a tool-call piece)."""

@@ -105,10 +105,8 @@ class _MessagesReader(Reader):
             self._usage(payload.get("usage"))
 
     def _delta(self, delta: dict[str, Any], key: str, channel: Channel) -> None:
-        piece = delta.get(key)
-        if isinstance(piece, str) and piece:
-            channel.append(piece)
-            self.mark()
+        piece = as_str(delta.get(key))
+        if self.add(channel, piece):
             self.learn(piece, channel, _DELTA_PLACES[key])
 
     def _usage(self, usage: object) -> None:
