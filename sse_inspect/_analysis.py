@@ -60,9 +60,14 @@ class Timing:
     tokens_per_s: float | None
     """Text-carrying events per second between the first and the last of them ("tokens-ish")."""
     max_gap: float | None
-    """The longest time without a byte, counted from the request (None: untimed)."""
+    """The longest time without a byte, counted from the request and up to the end of the
+    stream when the recording knows when it ended (None: untimed)."""
     max_gap_at: float | None
     """When that silence ended."""
+    end_silence: tuple[float, float] | None = None
+    """The silence after the last byte, (from, to), when the recording knows when the stream ended."""
+    max_gap_final: bool = False
+    """Whether the longest silence is `end_silence`: the stream ended (or was cut) after it."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -182,7 +187,9 @@ def analyze(
     (detected when None). `keep=False` keeps no chunks or events: memory stays flat however long the
     stream (but for the answer's text); `rebuild=False` rebuilds no answer (an empty generic one) and
     gives every event the flags 0; `observers` see everything as it passes. A re-cut (`rechunk`)
-    holds the body whole."""
+    holds the body whole, and stands for the wire: the timing and the `wire` observers see the
+    decoded body cut as it says, each new chunk arriving when the original chunk holding its last
+    byte did (`whole`: everything at the last chunk's time)."""
     head = source.capture if isinstance(source, CaptureStream) else source
     keep_wire = keep and isinstance(source, CaptureStream)  # a capture has its chunks already
     run = _Pass(head, get_dialect(dialect) if dialect else None, keep, observers, keep_wire=keep_wire)
@@ -190,11 +197,13 @@ def analyze(
         run.dialect, run.reader = get_dialect("generic"), _Unread()
     wire_chunks: Iterable[Chunk] = source if isinstance(source, CaptureStream) else source.chunks
     decode_notices: list[Notice] = []
-    chunks = run.wired(wire_chunks)
-    if rechunk is not None or not _identity(head):  # else the wire chunks are the body's: parse them as they come
-        chunks = body_chunks(head, decode_notices, chunks)
-        if rechunk is not None:
-            chunks = iter(recut(list(chunks), rechunk))
+    if rechunk is not None:  # the re-cut chunks are what crossed the wire, each when its last byte did
+        body = list(body_chunks(head, decode_notices, run.read(wire_chunks)))
+        chunks = run.wired(iter(recut(body, rechunk)), keep=False)
+    else:
+        chunks = run.wired(wire_chunks)
+        if not _identity(head):  # else the wire chunks are the body's: parse them as they come
+            chunks = body_chunks(head, decode_notices, chunks)
     parser = EventStreamParser()
     run.take(_parsed(chunks, parser, decode_notices))
     capture = source.capture if isinstance(source, CaptureStream) else source  # a stream's end is known now
@@ -265,9 +274,17 @@ class _Pass:
         self.last_text: float | None = None
         self.end_marker: float | None = None
 
-    def wired(self, chunks: Iterable[Chunk]) -> Iterator[Chunk]:
+    def read(self, chunks: Iterable[Chunk]) -> Iterator[Chunk]:
+        """The chunks as read, kept if keeping (for a re-cut, which stands for the wire in `wired`)."""
+        kept = self.wire_chunks
+        for chunk in chunks:
+            if kept is not None:
+                kept.append(chunk)
+            yield chunk
+
+    def wired(self, chunks: Iterable[Chunk], *, keep: bool = True) -> Iterator[Chunk]:
         """The chunks as read, after counting them and their silences and showing them to the wire observers."""
-        on_wire, kept = self.on_wire, self.wire_chunks
+        on_wire, kept = self.on_wire, self.wire_chunks if keep else None
         n = size = 0
         ttfb: float | None = None
         max_gap: float | None = None
@@ -398,9 +415,14 @@ class _Pass:
             span = self.last_text - self.first_text  # type: ignore[operator]
             rate = (self.n_text - 1) / span if span > 0 else None
         total = None
+        max_gap, max_gap_at, end_silence, final = self.max_gap, self.max_gap_at, None, False
         if timed:
             end = capture.end
             total = end.t if end is not None and end.t is not None else (self.last_t if self.n_wire else None)
+            if end is not None and end.t is not None and end.t > self.last_t:
+                end_silence = (self.last_t, end.t)
+                if max_gap is None or end.t - self.last_t > max_gap:
+                    max_gap, max_gap_at, final = end.t - self.last_t, end.t, True
         return Timing(
             timed=timed,
             ttfb=self.ttfb if timed else None,
@@ -415,6 +437,8 @@ class _Pass:
             comments=self.n_comments,
             text_events=self.n_text,
             tokens_per_s=rate,
-            max_gap=self.max_gap if timed else None,
-            max_gap_at=self.max_gap_at if timed else None,
+            max_gap=max_gap if timed else None,
+            max_gap_at=max_gap_at if timed else None,
+            end_silence=end_silence,
+            max_gap_final=final,
         )

@@ -70,7 +70,7 @@ def _codes(*codes: Code) -> dict[str, Code]:
 
 
 _W, _E, _I = Severity.WARNING, Severity.ERROR, Severity.INFO
-_BUFFER_FIX = (
+_BUFFER_FIX = (  # one fix for the three buffering findings: a view prints it once
     "a hop buffers the stream: for nginx set `proxy_buffering off` (or send `X-Accel-Buffering: no` "
     "from the upstream), turn off gzip for text/event-stream, send `Cache-Control: no-cache, no-transform`, "
     "and make sure the framework flushes each event"
@@ -78,8 +78,8 @@ _BUFFER_FIX = (
 
 CODES: dict[str, Code] = _codes(
     Code("buffering-burst", _W, "timing", _BUFFER_FIX),
-    Code("single-flush", _W, "timing", _BUFFER_FIX + "; a client sees nothing until the answer is complete"),
-    Code("fixed-size-flush", _W, "timing", "chunks cut at a buffer's size across events: " + _BUFFER_FIX),
+    Code("single-flush", _W, "timing", _BUFFER_FIX),
+    Code("fixed-size-flush", _W, "timing", _BUFFER_FIX),
     Code("long-silence", _W, "timing",
          "idle timeouts of proxies and load balancers (often 60 s, Cloudflare 100 s) cut silent connections: "
          "send a comment line (`: keep-alive`) every 15-30 s"),

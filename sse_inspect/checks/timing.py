@@ -63,6 +63,7 @@ class TimingProbe(Observer):
         self.texts = 0
         self.first_text = self.last_text = 0.0
         self.longest = 0.0
+        self.moments = 0  # how many different times they arrived at
         # the wire: sizes, runs of chunks within the window, silences
         self.n_wire = 0
         self.sizes: Counter[int] = Counter()  # of chunks of 1 KiB or more
@@ -80,8 +81,11 @@ class TimingProbe(Observer):
             t = event.t or 0.0  # timed: every t is set
             if not self.texts:
                 self.first_text = t
-            elif t - self.last_text > self.longest:
-                self.longest = t - self.last_text
+                self.moments = 1
+            else:
+                self.moments += t != self.last_text
+                if t - self.last_text > self.longest:
+                    self.longest = t - self.last_text
             self.texts += 1
             self.last_text = t
 
@@ -183,9 +187,7 @@ class TimingProbe(Observer):
         bursts = [r for r, _ in found]
         held = sum(r.events for r in bursts)
         worst, worst_first = max(found, key=lambda f: f[0].events)  # the biggest: a model's pause may precede another
-        rule = (f"rule: >= {th.burst_min_events} text events within {th.burst_span_ms:g} ms after >= "
-                f"{th.burst_min_silence_ms:g} ms and >= {th.burst_silence_factor:g}x the stream's pace "
-                f"({interval * 1000:.1f} ms)")  # fmt: skip
+        rule = self._rule(interval)
         many = f"{len(bursts)} bursts released {held} of {total} text events; the biggest: " if len(bursts) > 1 else ""
         first = " (since the request)" if worst_first else ""
         yield Finding(code="buffering-burst", severity=Severity.WARNING, t=worst.t0,
@@ -195,6 +197,19 @@ class TimingProbe(Observer):
                                             "span_ms": round(r.span * 1000, 3)} for r in bursts],
                                 "events_held": held, "pace_ms": round(interval * 1000, 3)})  # fmt: skip
 
+
+    def _rule(self, interval: float) -> str:
+        """The burst rule in words, with this stream's numbers."""
+        th = self.th
+        rule = (f"rule: >= {th.burst_min_events} text events within {th.burst_span_ms:g} ms "
+                f"after >= {th.burst_min_silence_ms:g} ms of silence")  # fmt: skip
+        if interval > 0:
+            return (f"{rule} and >= {th.burst_silence_factor:g}x the stream's pace (its usual gap between "
+                    f"text events, {interval * 1000:.1f} ms)")  # fmt: skip
+        if self.moments == 1:
+            return f"every text event arrived in the one release, so the stream has no pace to compare with; {rule}"
+        return (f"the text events arrived in {self.moments} releases and none one by one, so the stream has no "
+                f"pace to compare with; {rule}")  # fmt: skip
 
     def _fixed_size(self, ctx: Context) -> Iterator[Finding]:
         """Chunks of one size (>= 1 KiB) that are whole releases: what a hop flushing a full buffer sends.
@@ -226,13 +241,15 @@ class TimingProbe(Observer):
 
     def _silences(self, ctx: Context) -> Iterator[Finding]:
         th = self.th
-        gaps = list(self.silences)
-        end = ctx.capture.end
-        if end is not None and end.t is not None and end.t - self.prev_t > th.long_silence_s:
-            gaps.append((self.prev_t, end.t))
-        for t0, t1 in gaps:
+        gaps = [(t0, t1, False) for t0, t1 in self.silences]
+        last = ctx.analysis.timing.end_silence  # the silence up to the end, as the timing counts it
+        if last is not None and last[1] - last[0] > th.long_silence_s:
+            gaps.append((*last, True))
+        cut = ctx.capture.end is not None and ctx.capture.end.kind != "complete"
+        for t0, t1, final in gaps:
             gap = t1 - t0
+            where = (" before the cut" if cut else " before the end") if final else ""
             yield Finding(code="long-silence", severity=Severity.WARNING, t=t1,
-                          message=f"no byte for {gap:.1f} s (t={t0:.1f} to {t1:.1f} s), longer than "
+                          message=f"no byte for {gap:.1f} s{where} (t={t0:.1f} to {t1:.1f} s), longer than "
                                   f"{th.long_silence_s:g} s: idle timeouts cut connections like this",
-                          evidence={"gap_s": round(gap, 6), "from": t0, "to": t1})  # fmt: skip
+                          evidence={"gap_s": round(gap, 6), "from": t0, "to": t1, "final": final})  # fmt: skip

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.table import Table
 from rich.text import Text
 
@@ -62,6 +62,9 @@ def report_json(report: Report, path: str) -> dict[str, Any]:
             "timed": a.capture.timed,
             "end": a.capture.end.kind if a.capture.end else None,
             "complete": a.answer.complete,
+            "longest_silence": t.max_gap,
+            "longest_silence_to": t.max_gap_at,
+            "longest_silence_final": t.max_gap_final,
         },
     }
 
@@ -184,48 +187,100 @@ def check(captures: tuple[str, ...], as_json: bool, fail_on: str, select_text: s
 
 
 def findings_view(findings: list[dict[str, Any]], *, verbose: bool = True) -> RenderableType:
+    """A line per finding (severity, code, message), each fix under it; a fix printed for an
+    earlier finding is not printed again."""
     rows: list[RenderableType] = []
+    fixed: dict[str, str] = {}  # fix -> the code it was printed under
     for f in findings:
         sev = Severity[f["severity"].upper()]
         line = Text()
         line.append(f"{f['severity']:>7} ", style=_STYLE[sev])
         line.append(f"{f['code']}  ", style="bold")
         line.append_text(_render.safe(f["message"], newlines=False))
-        rows.append(line)
+        rows.append(_render.Hanging(line, 8))
         if verbose and sev > Severity.INFO:
-            rows.append(Text("        → " + f["fix"], style="dim"))
+            fix = f["fix"]
+            said = f"the same fix as {fixed[fix]}" if fix in fixed else fix
+            fixed.setdefault(fix, f["code"])
+            rows.append(_render.Hanging(Text("        → " + said, style="dim"), 10))
     return Group(*rows)
 
 
-def report_view(r: dict[str, Any]) -> RenderableType:
+def verdict_view(r: dict[str, Any]) -> Text:
+    """The verdict line; when its sentence is a finding's message (printed below), the verdict word,
+    the finding it comes from and the counts instead."""
     worst = r["worst"]
     style = "bold red" if worst == "error" else "bold yellow" if worst == "warning" else "bold green"
+    word, _, sentence = r["verdict"].partition(": ")
+    source = next((f["code"] for f in r["findings"] if f["message"] == sentence), None)
+    if source is None:
+        return _render.safe(r["verdict"], newlines=False, style=style)
+    counts = [(sum(f["severity"] == s for f in r["findings"]), s) for s in ("error", "warning", "info")]
+    said = ", ".join(f"{n} {s}{'s' if n > 1 and s != 'info' else ''}" for n, s in counts if n)
+    return Text.assemble((word, style), f" (see {source} below) · {said}")
+
+
+def report_view(r: dict[str, Any]) -> RenderableType:
     parts: list[RenderableType] = [
         Text.assemble((f"{r['path']}  ", "dim"), (f"[{r['dialect']}]", "dim")),
-        _render.safe(r["verdict"], newlines=False, style=style),
+        verdict_view(r),
     ]
     if r["findings"]:
         parts.append(findings_view(r["findings"]))
     for s in r["skipped"]:
-        parts.append(Text(f"skipped {', '.join(s['codes'])}: {s['reason']}", style="dim"))
+        parts.append(_render.Hanging(Text(f"skipped {', '.join(s['codes'])}: {s['reason']}", style="dim"), 8))
     return Group(*parts)
 
 
-def summary_table(results: list[dict[str, Any]]) -> Table:
-    table = Table(header_style="bold", box=None, pad_edge=False)
-    for name, justify in (("capture", "left"), ("dialect", "left"), ("verdict", "left"), ("errors", "right"),
-                          ("warnings", "right"), ("info", "right")):  # fmt: skip
-        table.add_column(name, justify=justify, overflow="fold")  # type: ignore[arg-type]
-    for r in results:
-        if "error" in r:
-            table.add_row(_render.safe(r["path"]), "", Text("unreadable", style="bold red"), "", "", "")
-            continue
-        counts = {s: sum(f["severity"] == s for f in r["findings"]) for s in ("error", "warning", "info")}
-        verdict = r["verdict"].split(":")[0]
-        style = "red" if counts["error"] else "yellow" if counts["warning"] else "green"
-        table.add_row(_render.safe(r["path"]), r["dialect"], Text(verdict, style=style),
-                      str(counts["error"]), str(counts["warning"]), str(counts["info"]))  # fmt: skip
-    return table
+class SummaryTable:
+    """A row per capture: its path, dialect, verdict and counts of findings, in columns as wide as
+    their cells. Off a terminal nothing folds (a pipe has no width). On a terminal too narrow for
+    the row, each path gets a line of its own, whole, with the rest of its row indented below it."""
+
+    HEAD = ("capture", "dialect", "verdict", "errors", "warnings", "info")
+    GAP = "  "
+
+    def __init__(self, results: list[dict[str, Any]]) -> None:
+        self.rows: list[list[Text]] = []
+        for r in results:
+            path = _render.safe(r["path"], newlines=False)
+            if "error" in r:
+                self.rows.append([path, Text(""), Text("unreadable", style="bold red"), Text(""), Text(""), Text("")])
+                continue
+            counts = [sum(f["severity"] == s for f in r["findings"]) for s in ("error", "warning", "info")]
+            style = "red" if counts[0] else "yellow" if counts[1] else "green"
+            verdict = Text(r["verdict"].split(":")[0], style=style)
+            self.rows.append([path, Text(r["dialect"]), verdict, *(Text(str(n)) for n in counts)])
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        head = [Text(h, style="bold") for h in self.HEAD]
+        widths = [max(c.cell_len for c in column) for column in zip(head, *self.rows, strict=True)]
+        if options.no_wrap or len(self.GAP) * 5 + sum(widths) <= options.max_width:
+            for row in [head, *self.rows]:
+                yield self._line(row, widths)
+            return
+        indent = len(self.GAP)  # stacked: the path, then the rest of its row
+        rest = [indent + widths[1], *widths[2:]]
+        yield Text.assemble(("capture", "bold"))
+        yield self._line([Text.assemble(" " * indent, head[1]), *head[2:]], rest, first=0)
+        for row in self.rows:
+            yield _render.Hanging(row[0], 0)
+            yield _render.Hanging(self._line([Text.assemble(" " * indent, row[1]), *row[2:]], rest, first=0), indent)
+
+    def _line(self, cells: list[Text], widths: list[int], first: int = 1) -> Text:
+        """`cells` padded to `widths`: the first `first` + 2 left-aligned, the counts right-aligned."""
+        line = Text()
+        for i, (cell, width) in enumerate(zip(cells, widths, strict=True)):
+            pad = " " * (width - cell.cell_len)
+            if i:
+                line.append(self.GAP)
+            line.append_text(Text.assemble(cell, pad) if i <= first + 1 else Text.assemble(pad, cell))
+        line.rstrip()
+        return line
+
+
+def summary_table(results: list[dict[str, Any]]) -> SummaryTable:
+    return SummaryTable(results)
 
 
 def show(path: str, *, rechunk: RechunkSpec | None = None, dialect: str | None = None) -> None:
@@ -238,8 +293,6 @@ def show(path: str, *, rechunk: RechunkSpec | None = None, dialect: str | None =
     console.print(_render.show_view(checked.analysis, checked, arrivals))
     report = report_json(checked, path)
     console.print()
-    worst = report["worst"]
-    style = "bold red" if worst == "error" else "bold yellow" if worst == "warning" else "bold green"
-    console.print(_render.safe(report["verdict"], newlines=False, style=style))
+    console.print(verdict_view(report))
     if report["findings"]:
         console.print(findings_view(report["findings"]))

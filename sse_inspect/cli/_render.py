@@ -10,8 +10,8 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from .._analysis import Analysis, Observer
-from .._capture import Capture, Chunk
+from .._analysis import Analysis, Observer, Timing
+from .._capture import Capture, Chunk, End
 from .._events import Event, Notice
 from .._format import STREAMING_HEADERS, nice_scale, seconds, tick_label, visible
 from .._format import size as _size
@@ -58,16 +58,92 @@ def request_line(capture: Capture) -> Text:
     return line
 
 
-def headers_table(capture: Capture) -> Table | None:
+class Hanging:
+    """A line that a terminal wraps at words, its continuation lines indented by `indent` columns;
+    printed off a terminal (`options.no_wrap`: the console soft-wraps) it stays one whole line."""
+
+    def __init__(self, line: Text, indent: int) -> None:
+        self.line, self.indent = line, indent
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        width = options.max_width
+        if options.no_wrap or self.line.cell_len <= width:
+            yield self.line
+            return
+        indent = self.indent if self.indent <= width // 2 else 0
+        first = self.line.wrap(console, width, overflow="fold")[0]
+        yield first
+        plain = self.line.plain
+        start = len(first.plain)
+        while start < len(plain) and plain[start] == " ":
+            start += 1
+        for line in self.line[start:].wrap(console, width - indent, overflow="fold"):
+            yield Text.assemble(" " * indent, line)
+
+
+def _field(label: str, width: int, value: Text, value_width: int = 0, style: str = "bold") -> Text:
+    """A label padded to `width`, then its value (right-aligned in `value_width` columns)."""
+    pad = " " * max(0, value_width - value.cell_len)
+    return Text.assemble((label.ljust(width), style), pad, value)
+
+
+class Fields:
+    """Label-value rows: `pairs` two to a line where the width allows (the first half on the left),
+    else one to a line; `wide` rows one to a line after them. A terminal wraps a long value under
+    its start; off a terminal a line stays whole."""
+
+    GAP = 2
+
+    def __init__(self, pairs: list[tuple[str, Text]], wide: list[tuple[str, Text]], *, style: str = "bold") -> None:
+        self.pairs, self.wide, self.style = pairs, wide, style
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        half = (len(self.pairs) + 1) // 2
+        left, right = self.pairs[:half], self.pairs[half:]
+        (lk, lv), (rk, rv) = self._widths(left), self._widths(right)
+        rows = self.pairs + self.wide
+        if right and lk + lv + 2 * self.GAP + rk + rv <= options.max_width:
+            for i, (label, value) in enumerate(left):
+                line = _field(label, lk, value, lv, self.style)
+                if i < len(right):
+                    line.append(" " * 2 * self.GAP)
+                    line.append_text(_field(right[i][0], rk, right[i][1], rv, self.style))
+                yield line
+            rows = self.wide
+        width = max((len(label) for label, _ in rows), default=0) + self.GAP
+        for label, value in rows:
+            yield Hanging(_field(label, width, value, style=self.style), width)
+
+    def _widths(self, rows: list[tuple[str, Text]]) -> tuple[int, int]:
+        """The width of the labels (with the gap after them) and of the values."""
+        return max((len(k) for k, _ in rows), default=0) + self.GAP, max((v.cell_len for _, v in rows), default=0)
+
+
+def headers_table(capture: Capture) -> RenderableType | None:
     if capture.response is None:
         return None
-    table = Table.grid(padding=(0, 2))
-    table.add_column(style="cyan")
-    table.add_column()
-    for name, value in capture.response.headers:
-        if name.lower() in STREAMING_HEADERS:
-            table.add_row(safe(name, newlines=False), safe(value, newlines=False))
-    return table if table.row_count else None
+    rows = [(visible(name), safe(value, newlines=False)) for name, value in capture.response.headers
+            if name.lower() in STREAMING_HEADERS]  # fmt: skip
+    return Fields([], rows, style="cyan") if rows else None
+
+
+def silence_words(t: Timing, end: End | None) -> str:
+    """The longest silence, when it ended, and whether the stream ended after it."""
+    if t.max_gap is None:
+        return "-"
+    words = f"{seconds(t.max_gap)} (to t={seconds(t.max_gap_at)}"
+    if t.max_gap_final:
+        words += ", to the end" if end is None or end.kind == "complete" else ", before the cut"
+    return words + ")"
+
+
+def text_events_words(t: Timing) -> str:
+    """How many events carried text, and how fast they came."""
+    if t.tokens_per_s is not None:
+        return f"{t.text_events} ({t.tokens_per_s:.1f} per s)"
+    if t.text_events >= 2 and t.timed:
+        return f"{t.text_events} (all at once)"
+    return str(t.text_events)
 
 
 def timing_table(a: Analysis) -> RenderableType:
@@ -77,20 +153,14 @@ def timing_table(a: Analysis) -> RenderableType:
             f"{t.chunks} chunk(s), {_size(t.bytes)}, {t.events} events, {t.comments} comments, "
             f"{t.text_events} text events · untimed: the source kept no per-chunk timing",
         )
-    table = Table.grid(padding=(0, 2))
-    table.add_column(style="bold")
-    table.add_column(justify="right")
-    table.add_column(style="bold")
-    table.add_column(justify="right")
-    rate = f"{t.tokens_per_s:.1f}/s" if t.tokens_per_s is not None else "-"
-    gap = f"{seconds(t.max_gap)} (to t={seconds(t.max_gap_at)})" if t.max_gap is not None else "-"
     size = _size(t.bytes) if t.bytes == t.decoded_bytes else f"{_size(t.bytes)} ({_size(t.decoded_bytes)} decoded)"
-    table.add_row("first byte", seconds(t.ttfb), "chunks", str(t.chunks))
-    table.add_row("first event", seconds(t.first_event), "bytes", size)
-    table.add_row("first token", seconds(t.first_token), "events", f"{t.events} ({t.comments} comments)")
-    table.add_row("total", seconds(t.total), "text events", f"{t.text_events} ({rate})")
-    table.add_row("longest silence", gap, "", "")
-    return table
+    cut = f" (re-cut: {a.rechunk})" if a.rechunk is not None else ""
+    pairs = [("first byte", seconds(t.ttfb)), ("first event", seconds(t.first_event)),
+             ("first token", seconds(t.first_token)), ("total", seconds(t.total)),
+             ("chunks", f"{t.chunks}{cut}"), ("bytes", size), ("events", f"{t.events} ({t.comments} comments)"),
+             ("text events", text_events_words(t))]  # fmt: skip
+    wide = [("longest silence", silence_words(t, a.capture.end))]
+    return Fields([(k, Text(v)) for k, v in pairs], [(k, Text(v)) for k, v in wide])
 
 
 class Arrivals(Observer):
@@ -328,24 +398,39 @@ def clipped(text: str) -> str:
     return f"{text[:half]}\n\n[... {len(text) - 2 * half:,} characters more: `sse-inspect text` prints them all ...]\n\n{text[-half:]}"
 
 
+class Boxed:
+    """Text under a title: a panel on a terminal (its lines wrapped at words); off a terminal a
+    title line, then the text as it is, every line whole, for pasting into a bug report."""
+
+    def __init__(self, body: Text, title: str, border_style: str = "") -> None:
+        self.body, self.title, self.border_style = body, safe(title, newlines=False), border_style or "none"
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if not options.no_wrap:
+            yield Panel(self.body, title=self.title, title_align="left", border_style=self.border_style)
+            return
+        rule = "─" * max(2, min(options.max_width, 80) - self.title.cell_len - 4)
+        yield Text.assemble(("── ", self.border_style), self.title, (f" {rule}", self.border_style))
+        yield self.body
+
+
 def answer_view(a: Analysis) -> RenderableType:
     ans = a.answer
     parts: list[RenderableType] = []
     for choice in ans.choices:
         title = f"choice {choice.index}" if len(ans.choices) > 1 else "answer"
         if choice.reasoning:
-            reasoning = safe(clipped(choice.reasoning), style="dim italic")
-            parts.append(Panel(reasoning, title=f"{title}: reasoning", title_align="left"))
+            parts.append(Boxed(safe(clipped(choice.reasoning), style="dim italic"), f"{title}: reasoning"))
         if choice.plan:
-            parts.append(Panel(safe(clipped(choice.plan), style="dim"), title=f"{title}: tool plan", title_align="left"))
+            parts.append(Boxed(safe(clipped(choice.plan), style="dim"), f"{title}: tool plan"))
         if choice.text:
-            parts.append(Panel(safe(clipped(choice.text)), title=title, title_align="left"))
+            parts.append(Boxed(safe(clipped(choice.text)), title))
         if choice.refusal:
-            parts.append(Panel(safe(clipped(choice.refusal), style="yellow"), title=f"{title}: refusal", title_align="left"))
+            parts.append(Boxed(safe(clipped(choice.refusal), style="yellow"), f"{title}: refusal"))
         for call in choice.tool_calls:
             body = safe(clipped(call.arguments) or "(no arguments)")
-            valid = "" if call.arguments_valid_json else "  [arguments are not valid JSON]"
-            parts.append(Panel(body, title=f"tool call: {call.name}{valid}", title_align="left", border_style="cyan"))
+            valid = "  [arguments are not valid JSON]" if not call.arguments_valid_json else ""
+            parts.append(Boxed(body, f"tool call: {call.name}{valid}", border_style="cyan"))
     if not parts:
         parts.append(Text("(no answer text in this stream)", style="dim"))
     if ans.usage:
