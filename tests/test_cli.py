@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from rich.cells import cell_len
 
-from sse_inspect import Event, parse_events
+from sse_inspect import (Capture, Chunk, End, Event, Request, Response, analyze, dump_capture, load_capture,
+                         parse_events)  # fmt: skip
+from sse_inspect.checks import Severity, run_checks
 from sse_inspect.cli import cli
 
 from .helpers import CORPUS, ROOT
@@ -190,3 +194,120 @@ def test_text_and_events_json_start_without_rich_the_proxy_server_or_report_code
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True)
     assert done.stdout.splitlines()[-1] == "[]"
     assert expected in done.stdout
+
+
+# -- what show, check and text print is whole: every word, at any width, on a terminal or piped -----------
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
+WIDTHS = [("piped", None), ("piped", 60), ("terminal", 40), ("terminal", 60), ("terminal", 80), ("terminal", 200)]
+
+
+def view(args: list[str], mode: str, width: int | None) -> tuple[int, str]:
+    """Run the CLI as a user would: piped (not a terminal) or on a terminal `width` columns wide."""
+    env = {"COLUMNS": None if width is None else str(width), "LINES": None, "TTY_COMPATIBLE": None,
+           "FORCE_COLOR": "1" if mode == "terminal" else None, "NO_COLOR": None}  # fmt: skip
+    result = CliRunner().invoke(cli, args, env=env)
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, ANSI.sub("", result.stdout)
+
+
+def long_answer_capture(tmp_path: Path) -> Path:
+    """A 60-word answer and a tool call with long arguments (a path, a query, a 40-item list)."""
+    words = [f"word{i:02d}-{'x' * (i % 7)}" for i in range(60)]
+    args = json.dumps({"path": "/srv/archive/2026/11/30/" + "deeply/nested/" * 3 + "report.json",
+                       "query": "every line where the upstream held the stream longer than the idle timeout",
+                       "ids": list(range(1000, 1040))})  # fmt: skip
+    chunk = lambda delta, finish=None: ('data: {"id":"c1","object":"chat.completion.chunk","model":"m",' + json.dumps(  # noqa: E731
+        {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})[1:] + "\n\n").encode()  # fmt: skip
+    events = [chunk({"role": "assistant", "content": ""})] + [chunk({"content": w + " "}) for w in words]
+    call = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "search_the_archive", "arguments": ""}}
+    events.append(chunk({"tool_calls": [call]}))
+    events += [chunk({"tool_calls": [{"index": 0, "function": {"arguments": args[i : i + 25]}}]})
+               for i in range(0, len(args), 25)]  # fmt: skip
+    events += [chunk({}, "tool_calls"), b"data: [DONE]\n\n"]
+    capture = Capture(chunks=tuple(Chunk(0.5 + 0.02 * i, e) for i, e in enumerate(events)),
+                      request=Request(method="POST", url="https://api.openai.com/v1/chat/completions"),
+                      response=Response(status=200, headers=(("Content-Type", "text/event-stream"),), t=0.3),
+                      end=End(kind="complete", t=0.6 + 0.02 * len(events)))  # fmt: skip
+    path = tmp_path / "long-answer.jsonl"
+    path.write_text(dump_capture(capture))
+    return path
+
+
+def whole_cases(tmp_path: Path) -> list[Path]:
+    return [*sorted(CAPTURES.glob("*.jsonl")), long_answer_capture(tmp_path)]
+
+
+def flat(text: str) -> str:
+    """Text with panel borders and all whitespace removed: a wrapped or folded word is whole again."""
+    return re.sub(r"[\s│╭╮╰╯─]", "", text)
+
+
+@pytest.mark.parametrize(("mode", "width"), WIDTHS, ids=[f"{m}-{w}" for m, w in WIDTHS])
+def test_show_prints_every_word_of_the_answer_and_every_finding(tmp_path: Path, mode: str, width: int | None) -> None:
+    for path in whole_cases(tmp_path):
+        a = analyze(load_capture(path))
+        report = run_checks(a)
+        code, out = view(["show", str(path)], mode, width)
+        assert code == 0, out
+        texts = [c.text for c in a.answer.choices] + [t.arguments for c in a.answer.choices for t in c.tool_calls]
+        fixes = {f.fix for f in report.findings if f.severity > Severity.INFO}
+        said = [f.message for f in report.findings] + sorted(fixes)
+        assert texts and said, path
+        if mode == "piped":  # no width: every text and sentence whole, on a line of its own
+            lines = out.splitlines()
+            for text in texts:
+                assert text.strip() in out, (path, text)
+                assert all(len(w) <= 1 or w in out.split() for w in text.split()), path
+            for sentence in said:
+                assert any(sentence in line for line in lines), (path, sentence)
+            assert "╭" not in out and not any(line.startswith("│ ") for line in lines)  # no panel to crop the text
+        else:  # wrapped at words to the width, long words folded: nothing lost
+            assert all(cell_len(line) <= width for line in out.splitlines()), path
+            for text in [*texts, *said]:
+                assert flat(text) in flat(out), (path, width, text)
+            for text in texts:  # words a panel of this width can hold stay whole
+                assert all(w in out.split() for w in text.split() if len(w) < width - 4), (path, width)
+
+
+@pytest.mark.parametrize(("mode", "width"), WIDTHS, ids=[f"{m}-{w}" for m, w in WIDTHS])
+def test_check_and_text_print_every_finding_and_word(tmp_path: Path, mode: str, width: int | None) -> None:
+    for path in whole_cases(tmp_path):
+        a = analyze(load_capture(path))
+        report = run_checks(a)
+        _, out = view(["check", str(path)], mode, width)
+        for f in report.findings:
+            assert f.message in out if mode == "piped" else flat(f.message) in flat(out), (path, f.code)
+        for fix in {f.fix for f in report.findings if f.severity > Severity.INFO}:
+            assert fix in out if mode == "piped" else flat(fix) in flat(out), path
+        code, out = view(["text", str(path)], mode, width)
+        assert code == 0
+        for choice in a.answer.choices:
+            assert choice.text.strip() in out if mode == "piped" else flat(choice.text) in flat(out), path
+            for call in choice.tool_calls:
+                assert f"[tool call] {call.name} {call.arguments}" in out if mode == "piped" else flat(call.arguments) in flat(out)
+
+
+def test_piped_show_prints_the_answer_as_it_is(tmp_path: Path) -> None:
+    path = long_answer_capture(tmp_path)
+    a = analyze(load_capture(path))
+    _, out = view(["show", str(path)], "piped", 60)
+    lines = out.splitlines()
+    at = lines.index(next(line for line in lines if line.startswith("── answer ")))
+    assert lines[at + 1] == a.answer.text and len(a.answer.text.split()) == 60
+    call = a.answer.tool_calls[0]
+    assert lines[at + 2].startswith("── tool call: search_the_archive ") and lines[at + 3] == call.arguments
+    assert len(call.arguments) > 300 and json.loads(call.arguments)["ids"][-1] == 1039
+    _, wide = view(["show", str(path)], "terminal", 60)
+    assert "╭─ answer " in wide and "╭─ tool call: search_the_archive " in wide  # a terminal gets panels
+
+
+def test_a_tool_call_title_is_not_markup(tmp_path: Path) -> None:
+    body = (b'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","type":"function",'
+            b'"function":{"name":"[bold]x[/bold]","arguments":"{not json"}}]}}]}\n\ndata: [DONE]\n\n')  # fmt: skip
+    path = tmp_path / "odd.sse"
+    path.write_bytes(body)
+    for mode in ("piped", "terminal"):
+        _, out = view(["show", str(path)], mode, 80)
+        assert "tool call: [bold]x[/bold]  [arguments are not valid JSON]" in out, mode

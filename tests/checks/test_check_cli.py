@@ -84,8 +84,8 @@ def test_verdict_line_of_a_buffered_capture(caps: Path) -> None:
     assert code == 0
     lines = out.splitlines()
     assert lines[0].split() == ["caps/burst.jsonl", "[openai-chat]"]
-    assert lines[1].startswith("BUFFERED: 40 text events held 2.000 s and released in 3 ms at t=4.454 s (rule: >= 5 text events")
-    assert lines[2].split()[:5] == ["warning", "buffering-burst", "40", "text", "events"]
+    assert lines[1] == "BUFFERED (see buffering-burst below) · 1 warning, 1 info"  # the sentence is the finding's
+    assert lines[2].startswith("warning buffering-burst  40 text events held 2.000 s and released in 3 ms at t=4.454 s (rule: >= 5 text events")
     assert "proxy_buffering off" in lines[3]  # the fix
     assert lines[4].split()[:2] == ["info", "done-not-json"]
 
@@ -187,7 +187,7 @@ def test_a_folder_gives_a_summary(caps: Path, fail_on: str, code: int) -> None:
         "caps/nocache.jsonl": ["openai-chat", "OK", "0", "0", "2"],
         "caps/ok.jsonl": ["openai-chat", "OK", "0", "0", "1"],
     }
-    assert "BUFFERED: 40 text events held" in out  # captures with warnings or errors are shown in full
+    assert "buffering-burst  40 text events held" in out  # captures with warnings or errors are shown in full
 
 
 def test_a_folder_as_json(caps: Path) -> None:
