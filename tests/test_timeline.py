@@ -9,10 +9,10 @@ from click.testing import CliRunner
 from rich.cells import cell_len
 from rich.console import Console
 
-from sse_inspect import Capture, analyze, capture_from_body, dump_capture
+from sse_inspect import Capture, analyze, capture_from_body, dump_capture, parse_rechunk_spec
 from sse_inspect.checks import run_checks
 from sse_inspect.cli import cli
-from sse_inspect.cli._render import timeline
+from sse_inspect.cli._render import Arrivals, Timeline, timeline
 
 from .checks import timelines as T
 
@@ -85,3 +85,21 @@ def test_show_draws_it_with_the_bursts_check_found(tmp_path: Path) -> None:
     at = next(i for i, line in enumerate(lines) if line.startswith("│") and line.endswith(" 3800 B"))
     assert "▲" in lines[at + 1] and lines[at + 3].startswith("✔ data: [DONE]")
     assert "\x1b" not in result.stdout
+
+
+def test_a_re_cut_is_drawn_as_it_arrives() -> None:
+    """A re-cut chunk arrives when the original chunk holding its last byte did: `whole` is one bar, at the end."""
+    capture = T.steady(n=100)
+    for spec, columns in (("whole", 1), ("original", None)):
+        a = analyze(capture, rechunk=parse_rechunk_spec(spec))
+        bars = Timeline(a, run_checks(a), Arrivals.of(a.chunks)).lines(80)[0].plain
+        inside = bars[1 : bars.rindex("│")]
+        filled = [i for i, c in enumerate(inside) if c != "·"]
+        if columns == 1:
+            assert len(filled) == 1 and filled[0] == len(inside) - 1 and a.timing.chunks == 1
+            assert a.timing.ttfb == capture.chunks[-1].t and a.timing.max_gap == a.timing.ttfb
+        else:
+            assert len(filled) > 40 and a.timing.chunks == len(capture.chunks)
+        out = io.StringIO()
+        Console(file=out, width=80).print(timeline(a, run_checks(a)))  # without arrivals: the re-cut chunks
+        assert out.getvalue().splitlines()[0] == bars

@@ -211,13 +211,14 @@ class Arrivals(Observer):
 def timeline(a: Analysis, report: Report | None = None, arrivals: Arrivals | None = None) -> RenderableType:
     """The arrival timeline (see `Timeline`), with the bursts `report` found; a dim note when there is none.
 
-    `arrivals` watched the analysis pass; without them, the analysis must have kept its chunks.
+    `arrivals` watched the analysis pass; without them, the analysis must have kept its chunks
+    (a re-cut analysis: its re-cut chunks, which stand for the wire).
     """
     if not a.timing.timed:
         return Text("no timeline: untimed capture", style="dim")
     if not a.timing.chunks or not a.timing.total:
         return Text("no timeline: nothing arrived", style="dim")
-    return Timeline(a, report, arrivals or Arrivals.of(a.capture.chunks))
+    return Timeline(a, report, arrivals or Arrivals.of(a.chunks if a.rechunk is not None else a.capture.chunks))
 
 
 class Timeline:

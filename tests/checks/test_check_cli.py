@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
-from sse_inspect import Capture, dump_capture
+from sse_inspect import Capture, End, dump_capture, load_capture
 from sse_inspect.checks import CODES, Thresholds
 from sse_inspect.cli import cli
 
 from . import timelines as T
+
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -240,3 +245,108 @@ def test_show_lists_the_findings(caps: Path) -> None:
     assert [line.split()[:2] for line in findings] == [["warning", "buffering-burst"], ["info", "done-not-json"]]
     assert "40 text events held 2.000 s" in findings[0]
     assert "→ a hop buffers the stream" in out, "show gives the fix under each warning, as check does"
+
+
+# -- show and check: the numbers and the findings agree, said once and plainly --------------------------------
+
+BUNDLED = Path(__file__).parent.parent.parent / "captures"
+
+
+def test_show_counts_the_silence_before_the_cut() -> None:
+    code, out, _ = run("show", str(BUNDLED / "nginx-cut.jsonl"))
+    assert code == 0
+    [line] = [line for line in out.splitlines() if line.startswith("longest silence")]
+    assert line.split() == ["longest", "silence", "1.002", "s", "(to", "t=1.006", "s,", "before", "the", "cut)"]
+    code, out, _ = run("check", "--json", str(BUNDLED / "nginx-cut.jsonl"))
+    stats = json.loads(out)["captures"][0]["stats"]
+    assert stats["longest_silence"] == pytest.approx(1.0019, abs=1e-4) and stats["longest_silence_final"] is True
+    assert stats["longest_silence_to"] == pytest.approx(stats["total"])
+
+
+def test_show_says_a_long_stall_then_a_cut(tmp_path: Path) -> None:
+    capture = T.paced(T.openai_events(10, done=False), ttft=0.3, every=0.03)
+    last = capture.chunks[-1].t or 0.0
+    capture = dataclasses.replace(capture, end=End(kind="server-disconnected", t=last + 60.0, error="reset"))
+    path = write(tmp_path, "stall.jsonl", capture)
+    _, out, _ = run("show", path)
+    assert f"longest silence  60.000 s (to t={last + 60:.3f} s, before the cut)" in out
+    assert "warning long-silence  no byte for 60.0 s before the cut (t=" in out
+    assert "╌ silent 60.0 s" in out  # the timeline shades it too
+
+
+def test_show_rechunked_whole_is_one_chunk_at_the_end() -> None:
+    """A re-cut chunk arrives when the original chunk holding its last byte did: `whole`, at the last one's time."""
+    path = str(BUNDLED / "nginx-unbuffered.jsonl")
+    capture = load_capture(path)
+    last = capture.chunks[-1].t or 0.0
+    _, plain, _ = run("show", path)
+    code, out, _ = run("show", "--rechunk", "whole", path)
+    assert code == 0
+    rows = {line[:12].strip(): line[12:].split() for line in out.splitlines() if line[:1].isalpha()}
+    assert "chunks       1 (re-cut: whole)" in out and "chunks                    23" in plain
+    assert rows["first byte"][:2] == [f"{last * 1000:.0f}", "ms"]  # the one chunk's time
+    bars = next(line for line in out.splitlines() if line.startswith("│"))
+    inside = bars[1 : bars.rindex("│")]
+    assert inside.strip("·") == "█" and inside.endswith("█")  # one column of bytes: the last
+    held = f"after {last:.3f} s of silence"
+    assert held in out and "single-flush" in out and "single-flush" not in plain  # the findings see the same chunk
+    report = json.loads(run("check", "--json", path)[1])["captures"][0]
+    assert report["stats"]["chunks"] == 23 and report["worst"] == "info"
+
+
+def test_the_timing_says_text_events_plainly() -> None:
+    _, out, _ = run("show", str(BUNDLED / "nginx-buffered.jsonl"))
+    assert "text events  20 (all at once)" in out and "(-)" not in out
+    _, out, _ = run("show", str(BUNDLED / "nginx-unbuffered.jsonl"))
+    assert "text events  20 (24.7 per s)" in out
+
+
+def test_a_shared_fix_is_printed_once_and_the_verdict_not_twice() -> None:
+    path = str(BUNDLED / "nginx-buffered.jsonl")
+    for command in ("show", "check"):
+        _, out, _ = run(command, path)
+        fix = CODES["single-flush"].fix
+        assert out.count(fix) == 1, command
+        assert "        → the same fix as single-flush" in out
+        assert "BUFFERED (see single-flush below) · 2 warnings, 2 info" in out
+        message = next(line for line in out.splitlines() if line.startswith("warning single-flush  "))
+        assert out.count(message.split("  ", 1)[1]) == 1, command  # the sentence once, in its finding
+    doc = json.loads(run("check", "--json", path)[1])["captures"][0]
+    assert [f["fix"] for f in doc["findings"] if f["severity"] == "warning"] == [fix, fix]  # --json keeps every fix
+    assert doc["verdict"].startswith("BUFFERED: 20 of 20 text events")
+
+
+def test_a_verdict_of_its_own_is_printed_whole(caps: Path) -> None:
+    _, out, _ = run("check", "caps/ok.jsonl")
+    assert out.splitlines()[1].startswith("OK: 300 events over ")
+
+
+def test_the_summary_keeps_file_names_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    deep = tmp_path / "staging-captures" / "eu-west"
+    deep.mkdir(parents=True)
+    names = [write(deep, f"{name[:-6]}-from-the-gateway-{i}.jsonl", build()) for i, (name, build) in enumerate(CAPTURES.items())]
+    paths = sorted(str(Path(n).relative_to(tmp_path)) for n in names)
+    assert 40 < min(len(p) for p in paths) and max(len(p) for p in paths) < 60
+
+    def summary(width: int | None, terminal: bool) -> list[str]:
+        env = {"COLUMNS": None if width is None else str(width), "FORCE_COLOR": "1" if terminal else None,
+               "TTY_COMPATIBLE": None}  # fmt: skip
+        result = CliRunner().invoke(cli, ["check", "--fail-on", "never", "staging-captures"], env=env)
+        lines = [ANSI.sub("", line) for line in result.stdout.splitlines()]
+        return lines[next(i for i, line in enumerate(lines) if line.startswith("capture")) :]
+
+    for width in (None, 40, 60):  # piped: as wide as it takes, never folded
+        lines = summary(width, terminal=False)
+        assert sorted(table("\n".join(lines))) == paths, width
+        assert max(len(line) for line in lines) > 80
+    lines = summary(60, terminal=True)  # too narrow for a row: each path whole on a line, the rest of its row under it
+    assert lines[0] == "capture" and lines[1].split() == ["dialect", "verdict", "errors", "warnings", "info"]
+    assert [lines[k] for k in range(2, len(lines), 2)] == paths
+    assert all(line.startswith("  openai-chat  ") for line in lines[3::2])
+    assert all(len(line) <= 60 for line in lines)
+    lines = summary(200, terminal=True)  # wide enough: one line per capture
+    assert sorted(table("\n".join(lines))) == paths
+    lines = summary(40, terminal=True)  # narrower than a path: it folds, nothing is lost
+    assert all(len(line) <= 40 for line in lines)
+    assert all(p in "".join(lines) for p in paths)

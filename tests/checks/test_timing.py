@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
-from sse_inspect import Capture, Chunk, SSEInspectError, analyze, parse_capture
+from sse_inspect import Capture, Chunk, End, SSEInspectError, analyze, parse_capture
 from sse_inspect.checks import CODES, Finding, Report, Severity, Thresholds, parse_threshold, run_checks
 
 from ..helpers import CORPUS
@@ -211,3 +211,66 @@ def test_periodic_flushes_are_found_after_a_thinking_pause(pause: float) -> None
     assert len(burst.evidence["bursts"]) >= 10
     assert sum(b["silence_s"] < 1.0 for b in burst.evidence["bursts"]) >= len(burst.evidence["bursts"]) - 1
     assert "held 0.6" in burst.message, "the message describes a typical hold, not the pause"
+
+
+# -- the silence before the end, and what the rule says when a stream has no pace ----------------------------
+
+
+def stalled(stall: float, end: str, *, n: int = 10) -> Capture:
+    """n tokens 30 ms apart, then `stall` s without a byte, then the recording's end line (`end`)."""
+    capture = T.paced(T.openai_events(n, done=end == "complete"), ttft=0.3, every=0.03)
+    last = capture.chunks[-1].t or 0.0
+    return dataclasses.replace(capture, end=End(kind=end, t=last + stall, error="cut" if end != "complete" else None))
+
+
+def test_the_silence_before_a_cut_is_the_longest() -> None:
+    capture = stalled(60.0, "server-disconnected")
+    timing = analyze(capture).timing
+    last = capture.chunks[-1].t or 0.0
+    assert timing.max_gap == pytest.approx(60.0) and timing.max_gap_at == pytest.approx(last + 60.0)
+    assert timing.max_gap_final and timing.end_silence == (last, pytest.approx(last + 60.0))
+    silence = only(check(capture), "long-silence")  # the check counts the same silence
+    assert silence.evidence["gap_s"] == pytest.approx(timing.max_gap) and silence.evidence["final"] is True
+    assert "no byte for 60.0 s before the cut (" in silence.message
+
+
+def test_a_silence_then_a_clean_end_is_to_the_end() -> None:
+    timing = analyze(stalled(40.0, "complete")).timing
+    assert timing.max_gap == pytest.approx(40.0) and timing.max_gap_final
+    assert "before the end" in only(check(stalled(40.0, "complete")), "long-silence").message
+
+
+def test_a_short_wait_for_the_end_is_not_the_longest_silence() -> None:
+    capture = stalled(0.01, "server-disconnected")
+    timing = analyze(capture).timing
+    assert timing.max_gap == pytest.approx(0.3) and timing.max_gap_at == pytest.approx(0.3)  # the first token
+    assert not timing.max_gap_final and timing.end_silence is not None
+    gap = analyze(T.silent_gap(gap=45.0)).timing
+    assert gap.max_gap == pytest.approx(45.0) and not gap.max_gap_final  # a silence mid-stream stays mid-stream
+    assert only(check(T.silent_gap(gap=45.0)), "long-silence").evidence["final"] is False
+
+
+def test_a_recording_without_an_end_time_has_no_final_silence() -> None:
+    capture = dataclasses.replace(stalled(60.0, "server-disconnected"), end=None)
+    timing = analyze(capture).timing
+    assert (timing.end_silence, timing.max_gap_final) == (None, False) and timing.max_gap == pytest.approx(0.3)
+    assert "long-silence" not in {f.code for f in check(capture).findings}
+
+
+def test_a_stream_all_in_one_release_has_no_pace_and_says_so() -> None:
+    burst = only(check(T.close_delimited_through_nginx(n=120, hold=3.0)), "buffering-burst")
+    assert "every text event arrived in the one release, so the stream has no pace to compare with" in burst.message
+    assert "(0.0 ms)" not in burst.message and "pace (" not in burst.message
+    assert "rule: >= 5 text events within 50 ms after >= 500 ms of silence" in burst.message
+
+
+def test_a_paced_stream_names_its_pace_in_the_rule() -> None:
+    report = check(T.burst_after_silence())
+    burst = only(report, "buffering-burst")
+    pace = burst.evidence["pace_ms"]
+    assert pace > 0 and f"4x the stream's pace (its usual gap between text events, {pace:.1f} ms)" in burst.message
+
+
+def test_the_buffering_findings_share_one_fix() -> None:
+    fixes = {CODES[code].fix for code in ("buffering-burst", "single-flush", "fixed-size-flush")}
+    assert len(fixes) == 1 and "proxy_buffering off" in fixes.pop()
