@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -218,8 +219,11 @@ def long_answer_capture(tmp_path: Path) -> Path:
     args = json.dumps({"path": "/srv/archive/2026/11/30/" + "deeply/nested/" * 3 + "report.json",
                        "query": "every line where the upstream held the stream longer than the idle timeout",
                        "ids": list(range(1000, 1040))})  # fmt: skip
-    chunk = lambda delta, finish=None: ('data: {"id":"c1","object":"chat.completion.chunk","model":"m",' + json.dumps(  # noqa: E731
-        {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})[1:] + "\n\n").encode()  # fmt: skip
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+        choices = {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+        return f'data: {{"id":"c1","object":"chat.completion.chunk","model":"m",{json.dumps(choices)[1:]}\n\n'.encode()
+
     events = [chunk({"role": "assistant", "content": ""})] + [chunk({"content": w + " "}) for w in words]
     call = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "search_the_archive", "arguments": ""}}
     events.append(chunk({"tool_calls": [call]}))
@@ -286,7 +290,8 @@ def test_check_and_text_print_every_finding_and_word(tmp_path: Path, mode: str, 
         for choice in a.answer.choices:
             assert choice.text.strip() in out if mode == "piped" else flat(choice.text) in flat(out), path
             for call in choice.tool_calls:
-                assert f"[tool call] {call.name} {call.arguments}" in out if mode == "piped" else flat(call.arguments) in flat(out)
+                line = f"[tool call] {call.name} {call.arguments}"
+                assert line in out if mode == "piped" else flat(call.arguments) in flat(out)
 
 
 def test_piped_show_prints_the_answer_as_it_is(tmp_path: Path) -> None:

@@ -90,7 +90,9 @@ def test_verdict_line_of_a_buffered_capture(caps: Path) -> None:
     lines = out.splitlines()
     assert lines[0].split() == ["caps/burst.jsonl", "[openai-chat]"]
     assert lines[1] == "BUFFERED (see buffering-burst below) · 1 warning, 1 info"  # the sentence is the finding's
-    assert lines[2].startswith("warning buffering-burst  40 text events held 2.000 s and released in 3 ms at t=4.454 s (rule: >= 5 text events")
+    assert lines[2].startswith(
+        "warning buffering-burst  40 text events held 2.000 s and released in 3 ms at t=4.454 s (rule: >= 5 text events"
+    )
     assert "proxy_buffering off" in lines[3]  # the fix
     assert lines[4].split()[:2] == ["info", "done-not-json"]
 
@@ -325,7 +327,8 @@ def test_the_summary_keeps_file_names_whole(tmp_path: Path, monkeypatch: pytest.
     monkeypatch.chdir(tmp_path)
     deep = tmp_path / "staging-captures" / "eu-west"
     deep.mkdir(parents=True)
-    names = [write(deep, f"{name[:-6]}-from-the-gateway-{i}.jsonl", build()) for i, (name, build) in enumerate(CAPTURES.items())]
+    names = [write(deep, f"{name[:-6]}-from-the-gateway-{i}.jsonl", build())
+             for i, (name, build) in enumerate(CAPTURES.items())]  # fmt: skip
     paths = sorted(str(Path(n).relative_to(tmp_path)) for n in names)
     assert 40 < min(len(p) for p in paths) and max(len(p) for p in paths) < 60
 
