@@ -51,6 +51,8 @@ class Timing:
     """Time of the first end marker."""
     total: float | None
     chunks: int
+    """Chunks as they crossed the wire; under a re-cut, the re-cut chunks (and `ttfb` and the
+    silences are theirs too)."""
     bytes: int
     """Body bytes as they crossed the wire (compressed, if they were)."""
     decoded_bytes: int
@@ -262,6 +264,7 @@ class _Pass:
         self.text_indices: list[int] = []
         # the wire
         self.n_wire = self.wire_bytes = 0
+        self.read_bytes: int | None = None  # counted by `read`: the wire's bytes under a re-cut
         self.all_timed = True
         self.ttfb: float | None = None
         self.last_t = 0.0  # the request: a hop holding the whole body is silent from there
@@ -275,12 +278,18 @@ class _Pass:
         self.end_marker: float | None = None
 
     def read(self, chunks: Iterable[Chunk]) -> Iterator[Chunk]:
-        """The chunks as read, kept if keeping (for a re-cut, which stands for the wire in `wired`)."""
+        """The chunks as read, kept if keeping, their bytes counted (for a re-cut, which stands for
+        the wire in `wired`: the bytes that crossed the wire are still these)."""
         kept = self.wire_chunks
-        for chunk in chunks:
-            if kept is not None:
-                kept.append(chunk)
-            yield chunk
+        size = 0
+        try:
+            for chunk in chunks:
+                size += len(chunk.data)
+                if kept is not None:
+                    kept.append(chunk)
+                yield chunk
+        finally:
+            self.read_bytes = size
 
     def wired(self, chunks: Iterable[Chunk], *, keep: bool = True) -> Iterator[Chunk]:
         """The chunks as read, after counting them and their silences and showing them to the wire observers."""
@@ -431,7 +440,7 @@ class _Pass:
             end_marker=self.end_marker if timed else None,
             total=total,
             chunks=self.n_wire,
-            bytes=self.wire_bytes,
+            bytes=self.wire_bytes if self.read_bytes is None else self.read_bytes,
             decoded_bytes=self.decoded_bytes,
             events=self.n_events,
             comments=self.n_comments,

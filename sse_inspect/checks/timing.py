@@ -229,7 +229,8 @@ class TimingProbe(Observer):
         if flushes < th.fixed_flush_min_chunks or flushes * 2 < wire:
             return
         mid_event = None
-        if ctx.analysis.timing.bytes == ctx.analysis.timing.decoded_bytes:  # identity: wire bytes are the body
+        a = ctx.analysis
+        if a.rechunk is not None or a.timing.bytes == a.timing.decoded_bytes:  # the chunks seen are the body's
             mid_event = cut
             if mid_event * 2 < flushes:
                 return  # cut at event boundaries: a server writing equal events, not a buffer

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
-from sse_inspect import Capture, Chunk, End, SSEInspectError, analyze, parse_capture
+from sse_inspect import Capture, Chunk, End, SSEInspectError, analyze, parse_capture, parse_rechunk_spec
 from sse_inspect.checks import CODES, Finding, Report, Severity, Thresholds, parse_threshold, run_checks
 
 from ..helpers import CORPUS
@@ -274,3 +274,23 @@ def test_a_paced_stream_names_its_pace_in_the_rule() -> None:
 def test_the_buffering_findings_share_one_fix() -> None:
     fixes = {CODES[code].fix for code in ("buffering-burst", "single-flush", "fixed-size-flush")}
     assert len(fixes) == 1 and "proxy_buffering off" in fixes.pop()
+
+
+def test_a_re_cut_stands_for_the_wire_but_keeps_its_byte_count() -> None:
+    """Under a re-cut the chunk count, the first byte and the silences are the re-cut chunks'; the bytes
+    that crossed the wire (compressed here) stay what was recorded."""
+    capture = T.gzipped(40)
+    plain = analyze(capture)
+    whole = analyze(capture, rechunk=parse_rechunk_spec("whole"))
+    cut = analyze(capture, rechunk=parse_rechunk_spec("bytes:100"))
+    last = capture.chunks[-1].t
+    assert (plain.timing.chunks, whole.timing.chunks) == (40, 1)
+    assert cut.timing.chunks == -(-plain.timing.decoded_bytes // 100)
+    assert whole.timing.ttfb == last and whole.timing.max_gap == last
+    assert plain.timing.bytes == whole.timing.bytes == cut.timing.bytes < plain.timing.decoded_bytes
+    assert len(whole.capture.chunks) == 40  # the recording is what it was
+    report = run_checks(whole)
+    message = only(report, "compressed-stream").message
+    assert f"({plain.timing.bytes} bytes on the wire for {plain.timing.decoded_bytes} decoded)" in message
+    assert "single-flush" in {f.code for f in report.findings}  # the findings see the one chunk too
+    assert "single-flush" not in {f.code for f in check(capture).findings}
