@@ -11,7 +11,6 @@ from typing import Any
 
 import click
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
-from rich.table import Table
 from rich.text import Text
 
 from .._errors import SSEInspectError
@@ -262,19 +261,19 @@ class SummaryTable:
         indent = len(self.GAP)  # stacked: the path, then the rest of its row
         rest = [indent + widths[1], *widths[2:]]
         yield Text.assemble(("capture", "bold"))
-        yield self._line([Text.assemble(" " * indent, head[1]), *head[2:]], rest, first=0)
+        yield self._line([Text.assemble(" " * indent, head[1]), *head[2:]], rest)
         for row in self.rows:
             yield _render.Hanging(row[0], 0)
-            yield _render.Hanging(self._line([Text.assemble(" " * indent, row[1]), *row[2:]], rest, first=0), indent)
+            yield _render.Hanging(self._line([Text.assemble(" " * indent, row[1]), *row[2:]], rest), indent)
 
-    def _line(self, cells: list[Text], widths: list[int], first: int = 1) -> Text:
-        """`cells` padded to `widths`: the first `first` + 2 left-aligned, the counts right-aligned."""
+    def _line(self, cells: list[Text], widths: list[int]) -> Text:
+        """`cells` padded to `widths`: the words left-aligned, the three counts (the last cells) right-aligned."""
         line = Text()
         for i, (cell, width) in enumerate(zip(cells, widths, strict=True)):
             pad = " " * (width - cell.cell_len)
             if i:
                 line.append(self.GAP)
-            line.append_text(Text.assemble(cell, pad) if i <= first + 1 else Text.assemble(pad, cell))
+            line.append_text(Text.assemble(cell, pad) if i < len(cells) - 3 else Text.assemble(pad, cell))
         line.rstrip()
         return line
 
