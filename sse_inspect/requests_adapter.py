@@ -50,7 +50,7 @@ class CaptureAdapter(BaseAdapter):
         self,
         request: requests.PreparedRequest,
         stream: bool = False,
-        timeout: float | tuple[float, float] | tuple[float, None] | None = None,
+        timeout: float | tuple[float | None, float | None] | None = None,
         verify: bool | str = True,
         cert: bytes | str | tuple[bytes | str, bytes | str] | None = None,
         proxies: Mapping[str, str] | None = None,
@@ -71,7 +71,7 @@ class CaptureAdapter(BaseAdapter):
         response.raw = _Body(self._body(), headers.get("content-encoding"))
         response.url = request.url or ""
         response.request = request
-        response.connection = self
+        response.connection = self  # type: ignore[assignment]  # requests expects its HTTPAdapter here
         return response
 
     def close(self) -> None:
