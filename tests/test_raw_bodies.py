@@ -8,6 +8,7 @@ format are refused in one line; gzip and zstd are decoded as they are read.
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import tracemalloc
 import zlib
@@ -15,9 +16,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from sse_inspect import (
     CaptureError,
+    CaptureStream,
     analyze,
     capture_from_body,
     dump_capture,
@@ -210,3 +214,25 @@ def test_gzip_is_decoded_in_flat_memory(tmp_path: Path) -> None:
         tracemalloc.stop()
     assert total == size // len(block) * len(block)
     assert peak < total // 8  # a few 1 MiB pieces, never the body
+
+
+PIECES = [b"data", b"event", b"id", b"retry", b":", b" ", b"x", b"\xc3\xa9", b"\xe9", b"\x00", b"\xff\xfe", b"\xfe\xff",
+          b"\xef\xbb", b"\xef\xbb\xbf", b"\r", b"\n", b"\r\n", b"{", b"[DONE]", b"\x80"]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(PIECES), min_size=1, max_size=40).map(b"".join))
+def test_any_raw_body_reads_as_the_same_bytes_inside_a_capture(body: bytes) -> None:
+    """Whatever the bytes, a raw body is refused only as a JSON document, and else reads the same
+    events, by `parse_capture` and by the streamed reader, as inside a capture."""
+    inside = analyze(capture_from_body(body)).events
+    try:
+        whole = parse_capture(body)
+    except CaptureError as exc:
+        assert "a JSON document" in str(exc)
+        return
+    with CaptureStream(io.BufferedReader(io.BytesIO(body)), "<body>", len(body), owned=True) as stream:  # type: ignore[arg-type]
+        streamed = stream.load()
+    assert whole.body == streamed.body == body
+    assert analyze(whole).events == analyze(streamed).events == inside
+    assert whole.warnings == streamed.warnings
