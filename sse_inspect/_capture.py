@@ -569,8 +569,11 @@ class _Decoded(io.RawIOBase):
             try:
                 import zstandard  # type: ignore[import-not-found]
             except ImportError:
-                raise CaptureError("zstd-compressed data: reading it needs the zstandard package", path=path,
-                                   hint="pip install zstandard, or decompress it first (zstd -d)") from None  # fmt: skip
+                raise CaptureError(
+                    "zstd-compressed data: reading it needs the zstandard package",
+                    path=path,
+                    hint="pip install zstandard, or decompress it first (zstd -d)",
+                ) from None
             self._zstd = zstandard.ZstdDecompressor().stream_reader(f, read_across_frames=True, closefd=False)
             self._zstd_error = zstandard.ZstdError
 

@@ -108,7 +108,8 @@ class _Body:
                 self._decoder = BodyDecoder(self._encoding)
             return self._decoder.decode(data) + (self._decoder.flush() if last else b"")
         except ContentDecodingError as exc:
-            raise DecodeError(f"Received response with content-encoding: {self._encoding}, but failed to decode it: {exc}") from None
+            message = f"Received response with content-encoding: {self._encoding}, but failed to decode it: {exc}"
+            raise DecodeError(message) from None
 
     def stream(self, amt: int | None = 2**16, decode_content: bool | None = None) -> Iterator[bytes]:
         """Each chunk as it comes (`amt` None), else in pieces of at most `amt` bytes of one chunk."""

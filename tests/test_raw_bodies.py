@@ -231,7 +231,8 @@ def test_any_raw_body_reads_as_the_same_bytes_inside_a_capture(body: bytes) -> N
     except CaptureError as exc:
         assert "a JSON document" in str(exc)
         return
-    with CaptureStream(io.BufferedReader(io.BytesIO(body)), "<body>", len(body), owned=True) as stream:  # type: ignore[arg-type]
+    f = io.BufferedReader(io.BytesIO(body))  # type: ignore[arg-type]
+    with CaptureStream(f, "<body>", len(body)) as stream:
         streamed = stream.load()
     assert whole.body == streamed.body == body
     assert analyze(whole).events == analyze(streamed).events == inside

@@ -70,7 +70,7 @@ def expected_chunks(capture: Capture, spec: str) -> list[bytes]:
 
 @pytest.mark.parametrize("name", CASES)
 @pytest.mark.parametrize("spec", RECHUNK_MATRIX)
-def test_iter_content_none_yields_the_chunks_as_cut(sse_requests_adapter, name: str, spec: str) -> None:  # type: ignore[no-untyped-def]
+def test_iter_content_none_yields_the_chunks_as_cut(sse_requests_adapter: Any, name: str, spec: str) -> None:
     capture = CASES[name]
     with session(sse_requests_adapter(capture, rechunk=spec)).post(URL, json={"stream": True}, stream=True) as r:
         got = list(r.iter_content(chunk_size=None))
@@ -90,7 +90,7 @@ def test_iter_content_n_never_joins_two_chunks(spec: str) -> None:
 
 @pytest.mark.parametrize("name", CASES)
 @pytest.mark.parametrize("spec", RECHUNK_MATRIX)
-def test_iter_lines_rebuilds_the_answer(sse_requests_adapter, name: str, spec: str) -> None:  # type: ignore[no-untyped-def]
+def test_iter_lines_rebuilds_the_answer(sse_requests_adapter: Any, name: str, spec: str) -> None:
     capture = CASES[name]
     ours = analyze(capture).answer.text
     s = session(sse_requests_adapter(capture, rechunk=spec))

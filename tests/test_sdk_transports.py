@@ -126,7 +126,8 @@ def test_the_transport_records_the_sdk_request() -> None:
 # -- anthropic -----------------------------------------------------------------------------
 
 anthropic = pytest.importorskip("anthropic")
-ASK: dict[str, Any] = {"model": "claude-sonnet-4-5", "max_tokens": 256, "messages": [{"role": "user", "content": "Paris?"}]}
+ASK: dict[str, Any] = {"model": "claude-sonnet-4-5", "max_tokens": 256,
+                       "messages": [{"role": "user", "content": "Paris?"}]}  # fmt: skip
 
 
 def anthropic_client(capture: Capture, rechunk: str | None = None) -> Any:
