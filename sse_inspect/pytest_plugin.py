@@ -1,7 +1,7 @@
 """pytest fixtures that replay recorded streams to the client code under test.
 
 Loaded automatically when sse-inspect is installed (entry point `pytest11`). Cheap to load:
-the server and httpx are imported only when a fixture is used.
+the server, httpx and requests are imported only when a fixture is used.
 
     def test_client_survives_any_cut(sse_replay, sse_rechunk):
         url = sse_replay("captures/openai-chat-text.jsonl", rechunk=sse_rechunk)
@@ -10,7 +10,9 @@ the server and httpx are imported only when a fixture is used.
 - `sse_replay(capture, rechunk=None, speed=None) -> str`: a real HTTP server on 127.0.0.1 (a free
   port) replaying the capture; returns the URL of the captured path (`.base_url` holds the
   server's root). `speed=None` replays instantly; 1 keeps the recorded timing.
-- `sse_transport(capture, rechunk=None)`: an in-process httpx transport, no sockets.
+- `sse_transport(capture, rechunk=None)`: an in-process transport, no sockets, for httpx and httpx2
+  clients alike (so for every openai and anthropic SDK: pass `SDK.DefaultHttpxClient(transport=...)`).
+- `sse_requests_adapter(capture, rechunk=None)`: the same for requests, to `session.mount(prefix, ...)`.
 - `sse_rechunk`: a test that takes it runs once per cut of `RECHUNK_MATRIX`.
 """
 
@@ -75,11 +77,22 @@ def sse_replay() -> Iterator[Callable[..., ReplayURL]]:
 
 @pytest.fixture
 def sse_transport() -> Callable[..., Any]:
-    """Factory: an in-process httpx transport serving a capture (no sockets, no timing)."""
+    """Factory: an in-process httpx / httpx2 transport serving a capture (no sockets, no timing)."""
     from .httpx_transport import CaptureTransport
 
     def make(source: str | os.PathLike[str] | Capture, rechunk: str | None = None) -> CaptureTransport:
         return CaptureTransport(_capture(source), rechunk=rechunk)
+
+    return make
+
+
+@pytest.fixture
+def sse_requests_adapter() -> Callable[..., Any]:
+    """Factory: an in-process requests adapter serving a capture, to mount on a Session."""
+    from .requests_adapter import CaptureAdapter
+
+    def make(source: str | os.PathLike[str] | Capture, rechunk: str | None = None) -> CaptureAdapter:
+        return CaptureAdapter(_capture(source), rechunk=rechunk)
 
     return make
 

@@ -149,7 +149,8 @@ def test_kept_v1_sample_still_loads() -> None:
 
 BAD = [
     ("empty", b"", "empty file"),
-    ("binary", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "binary data"),
+    ("png", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "a PNG image, not a capture"),
+    ("corrupt gzip", b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03garbage\x00", "gzip data is corrupt"),
     ("json array", b'[{"format": "sse-capture/1"}]', "JSON document"),
     ("corrupt header", b'{"format": "sse-capture/1", "recorded_at": \n{"t": 0, "text": "x"}\n', "not a JSON line"),
     ("newer format", b'{"format": "sse-capture/2"}\n', "newer capture format"),

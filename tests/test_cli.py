@@ -141,7 +141,8 @@ def test_bad_input_one_line_exit_2(args: list[str], message: str, tmp_path: Path
 
 @pytest.mark.parametrize(
     ("content", "message"),
-    [(b"", "empty file"), (b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03garbage\x00", "binary data"),
+    [(b"", "empty file"), (b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03garbage\x00", "gzip data is corrupt"),
+     (b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n", "a PDF document"),
      (b'{"format": "sse-capture/1", "request": \n', "not a JSON line")],
 )  # fmt: skip
 def test_bad_files_one_line_exit_2(content: bytes, message: str, tmp_path: Path) -> None:

@@ -112,6 +112,8 @@ CODES: dict[str, Code] = _codes(
     Code("cr-line-endings", _W, "framing",
          "lone CR or mixed line ends are legal, but clients that split on LF merge or mangle events"),
     Code("bom", _W, "framing", "a leading BOM is dropped by spec parsers, but naive ones see a field named '\\ufeffdata'"),
+    Code("utf-16", _E, "framing",
+         "text/event-stream is always UTF-8: encode the stream as UTF-8 (no client reads events from UTF-16 or UTF-32)"),
     Code("ignored-fields", _I, "framing", "clients ignore fields other than data, event, id and retry"),
     Code("recording-incomplete", _W, "lifecycle",
          "the capture has no end line: the recorder stopped (crash, kill) before the stream ended"),

@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 from .._analysis import Observer
+from .._capture import utf16_encoding
 from .._events import Comment, Notice
 from ._context import Context
 from ._model import Finding, Severity
@@ -76,6 +77,12 @@ class FramingProbe(Observer):
 
         if s.bom:
             yield Finding(code="bom", severity=Severity.WARNING, offset=0, message="the stream opens with a UTF-8 BOM")
+
+        wide = utf16_encoding(ctx.head)
+        if wide is not None:
+            yield Finding(code="utf-16", severity=Severity.ERROR, offset=0,
+                          message=f"the body looks like {wide}, not UTF-8: clients read no events from it",
+                          evidence={"encoding": wide.split()[0]})  # fmt: skip
 
         ignored = sum(self.counts[k] for k in _IGNORED)
         if ignored:

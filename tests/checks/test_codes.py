@@ -153,6 +153,10 @@ TRIGGERS = [
     Case("lf-and-crlf", "cr-line-endings", lambda: T.paced(OA[:10] + [e.replace(b"\n", b"\r\n") for e in OA[10:]]),
          W, ("20 LF, 22 CRLF", "(mixed)")),
     Case("bom", "bom", lambda: T.paced([b"\xef\xbb\xbf" + OA[0], *OA[1:]]), W, ("opens with a UTF-8 BOM",)),
+    Case("utf-16-bom", "utf-16", lambda: T.paced([b"".join(OA).decode().encode("utf-16")]), E,
+         ("UTF-16LE", "byte order mark")),
+    Case("utf-16be-no-bom", "utf-16", lambda: T.paced([b"".join(OA).decode().encode("utf-16-be")]), E,
+         ("UTF-16BE", "NUL before every character")),
     Case("unknown-field", "ignored-fields", lambda: T.paced(OA[:3] + [b"foo: bar\nretry: soon\n" + OA[3]] + OA[4:]),
          I, ("2 field line(s) ignored", "unknown field 'foo'", "'soon'")),
     Case("no-end-line", "recording-incomplete", lambda: T.paced(OA, end=None), W, ("stopped after 21 chunks",)),
@@ -210,6 +214,8 @@ NEAR_MISSES = [
                             (0.33, b'\xac"}}]}\n\n'), (0.36, b"data: [DONE]\n\n")])),
     Case("pure-crlf-gemini", "cr-line-endings", lambda: gemini(T.gemini_events(5))),
     Case("pure-lf", "cr-line-endings", lambda: T.paced(OA)),
+    Case("nul-in-data", "utf-16", lambda: T.paced([b'data: {"a": "x\x00y\x00z\x00w\x00"}\n\n', *OA[1:]])),
+    Case("utf-8-bom", "utf-16", lambda: T.paced([b"\xef\xbb\xbf" + OA[0], *OA[1:]])),
     Case("feff-inside-data", "bom",
          lambda: T.paced(['data: {"choices":[{"index":0,"delta":{"content":"\ufeffhi"}}]}\n\n'.encode()] + OA[-1:])),
     Case("valid-id-and-retry", "ignored-fields", lambda: T.paced([b"id: 1\nretry: 3000\n" + OA[0]] + OA[1:])),
@@ -230,8 +236,8 @@ def test_codes_are_the_documented_ones() -> None:
         "buffering-burst", "single-flush", "fixed-size-flush", "long-silence", "heartbeats", "missing-end-marker",
         "data-after-end", "duplicate-end-marker", "done-not-json", "invalid-json", "error-event", "http-error",
         "wrong-content-type", "compressed-stream", "decode-error", "content-length", "no-cache-header",
-        "x-accel-buffering", "incomplete-event", "invalid-utf8", "cr-line-endings", "bom", "ignored-fields",
-        "recording-incomplete", "secret-in-capture",
+        "x-accel-buffering", "incomplete-event", "invalid-utf8", "cr-line-endings", "bom", "utf-16",
+        "ignored-fields", "recording-incomplete", "secret-in-capture",
     ]
     # fmt: on
 
