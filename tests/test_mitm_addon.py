@@ -273,19 +273,55 @@ def test_redaction_can_be_extended_and_turned_off(tmp_path: Path) -> None:
     assert "sk-SECRET" in captures(tmp_path / "plain")[0].read_text()
 
 
-def test_content_view_shows_events(tmp_path: Path) -> None:
+def _rendered(flow: Any) -> tuple[str | None, str]:
+    """The view mitmproxy picks ("auto") for the flow's response body, and its text, through the
+    public API of the installed mitmproxy: `prettify_message` (12) or `get_message_content_view` (10/11)."""
     from mitmproxy import contentviews
 
+    if hasattr(contentviews, "prettify_message"):
+        result = contentviews.prettify_message(flow.response, flow)
+        return result.view_name, result.text
+    description, lines, error = contentviews.get_message_content_view("auto", flow.response, flow)
+    assert error is None
+    return description, "\n".join("".join(text for _, text in line) for line in lines)
+
+
+def test_content_view_shows_events(tmp_path: Path) -> None:
+    """The addon's load registers the view; mitmproxy's "auto" then picks it for an event stream,
+    and only for one, on the mitmproxy installed (11 and 12 have different contentview APIs)."""
     from sse_inspect.mitm_view import NAME
 
     body = b": keep-alive\n\nid: 7\nevent: delta\ndata: a\ndata: b\n\ndata: tail"
 
     def test(addon: SSECapture, tctx: Any) -> None:
-        view, lines = contentviews.get_content_view(contentviews.get("auto"), body, content_type="text/event-stream")[:2]
-        text = "\n".join("".join(t for _, t in line) for line in lines)
+        flow = sse_flow("text/event-stream; charset=utf-8")
+        flow.response.content = body
+        view, text = _rendered(flow)
         assert view == NAME
-        assert text.startswith(": keep-alive\n#0 delta id=7 @14\n    a\n    b\n! unterminated-event: ")
-        other = contentviews.get_content_view(contentviews.get("auto"), b"{}", content_type="application/json")[0]
-        assert other != NAME
+        assert text.startswith(": keep-alive\n#0 delta id=7 @14\n    a\n    b\n! unterminated-event: "), text
+        flow = sse_flow("application/json")
+        flow.response.content = b'{"data": "a"}'
+        view, text = _rendered(flow)
+        assert view != NAME and "#0" not in text
+
+    run(test, tmp_path)
+
+
+def test_content_view_is_registered_once_and_survives_a_reload(tmp_path: Path) -> None:
+    """A script reload runs `load` again: the view must not be added twice (11 raises on a
+    duplicate name) nor be lost."""
+    from mitmproxy import contentviews
+
+    from sse_inspect import mitm_view
+
+    def names() -> list[str]:
+        if hasattr(contentviews, "registry"):
+            return [view.name for view in contentviews.registry.values()]
+        return [view.name for view in contentviews.views]
+
+    def test(addon: SSECapture, tctx: Any) -> None:
+        mitm_view.register()
+        mitm_view.register()
+        assert names().count(mitm_view.NAME) == 1
 
     run(test, tmp_path)
