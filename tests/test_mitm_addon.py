@@ -6,6 +6,8 @@ import asyncio
 import inspect
 import logging
 import os
+import subprocess
+import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -20,6 +22,8 @@ from mitmproxy.test import taddons, tflow, tutils  # noqa: E402
 
 from sse_inspect import load_capture  # noqa: E402
 from sse_inspect.mitm_addon import FLUSH_CHUNKS, SSECapture, end_kind  # noqa: E402
+
+from .helpers import ROOT  # noqa: E402
 
 
 def run(test: Callable[[SSECapture, Any], Awaitable[None] | None], tmp_path: Path, **options: Any) -> None:
@@ -305,6 +309,48 @@ def test_content_view_shows_events(tmp_path: Path) -> None:
         assert view != NAME and "#0" not in text
 
     run(test, tmp_path)
+
+
+def test_a_flow_read_from_a_file_keeps_its_body_and_is_not_recorded(tmp_path: Path) -> None:
+    """`mitmdump -r flows` runs the hooks on flows whose body is already there: nothing streams, so
+    there is nothing to record, and the body the views show must stay (not the empty stream's)."""
+    body = b"data: a\n\n"
+
+    def test(addon: SSECapture, tctx: Any) -> None:
+        flow = sse_flow()
+        flow.response.content = body
+        addon.responseheaders(flow)
+        assert not flow.response.stream
+        addon.response(flow)
+        assert flow.response.raw_content == body
+
+    run(test, tmp_path)
+    assert captures(tmp_path) == []
+
+
+@pytest.mark.e2e
+def test_mitmdump_shows_a_saved_event_stream_with_the_view(tmp_path: Path) -> None:
+    """As a user opens a saved flow: `mitmdump -nr flows --flow-detail 4 -s addons/sse_capture.py`
+    prints the response body through the view mitmproxy picks, ours, on the mitmproxy installed."""
+    from mitmproxy import io
+
+    mitmdump = Path(sys.executable).with_name("mitmdump")
+    if not mitmdump.exists():
+        pytest.skip(f"no mitmdump next to {sys.executable}")
+    flow = sse_flow()
+    flow.response.content = b": ping\n\nid: 1\nevent: delta\ndata: hel\ndata: lo\n\ndata: [DONE]\n\n"
+    flows = tmp_path / "flows.mitm"
+    with flows.open("wb") as f:
+        io.FlowWriter(f).add(flow)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run(
+        [str(mitmdump), "-nr", str(flows), "--flow-detail", "4", "--set", f"confdir={tmp_path / 'conf'}",
+         "-s", str(ROOT / "addons" / "sse_capture.py"), "--set", f"sse_capture_dir={tmp_path / 'caps'}"],
+        capture_output=True, text=True, timeout=60, env=env, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "    : ping\n    #0 delta id=1 @8\n        hel\n        lo\n    #1 message id=1 @47\n" in done.stdout, done.stdout
+    assert captures(tmp_path) == []
 
 
 def test_content_view_is_registered_once_and_survives_a_reload(tmp_path: Path) -> None:
