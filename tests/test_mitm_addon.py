@@ -349,7 +349,8 @@ def test_mitmdump_shows_a_saved_event_stream_with_the_view(tmp_path: Path) -> No
         capture_output=True, text=True, timeout=60, env=env, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "    : ping\n    #0 delta id=1 @8\n        hel\n        lo\n    #1 message id=1 @47\n" in done.stdout, done.stdout
+    shown = "    : ping\n    #0 delta id=1 @8\n        hel\n        lo\n    #1 message id=1 @47\n"
+    assert shown in done.stdout, done.stdout
     assert captures(tmp_path) == []
 
 
