@@ -172,7 +172,9 @@ class SSECapture:
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         response = flow.response
-        if response is None:
+        if response is None or response.raw_content is not None:
+            # With its body already there (a flow read from a file, `mitmdump -r`), nothing streams:
+            # nothing to record, and `response` must not replace that body with the empty stream's.
             return
         ctype = (response.headers.get("content-type") or "").split(";")[0].strip().lower()
         types = {t.strip().lower() for t in ctx.options.sse_capture_types.split(",") if t.strip()}

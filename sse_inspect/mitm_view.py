@@ -1,8 +1,8 @@
 """An "Server-Sent Events" content view for mitmproxy: events instead of raw bytes.
 
 mitmproxy has no view for `text/event-stream` (its "auto" picks Raw). This one shows
-each event's type, id and data, comments, and what the parser noticed. mitmproxy 10/11
-take a `View` subclass; 12 takes a `Contentview` (prettify + render_priority).
+each event's type, id and data, comments, and what the parser noticed. mitmproxy 12 takes
+a `Contentview` (prettify + render_priority) into its registry; 10/11 take a `View` subclass.
 """
 
 from __future__ import annotations
@@ -39,11 +39,17 @@ def _priority(content_type: str | None) -> float:
     return 2.0 if (content_type or "").split(";")[0].strip().lower() == "text/event-stream" else 0.0
 
 
-if hasattr(contentviews, "Contentview"):  # mitmproxy >= 12
+if hasattr(contentviews, "Contentview"):  # mitmproxy >= 12: the Contentview API and its registry
 
-    class _View:
-        name = NAME
-        syntax_highlight = "none"
+    # The ignores are for type-checking against the other mitmproxy, which lacks these names.
+    class _View(contentviews.Contentview):  # type: ignore[name-defined,misc]
+        @property
+        def name(self) -> str:
+            return NAME
+
+        @property
+        def syntax_highlight(self) -> Any:
+            return "none"
 
         def prettify(self, data: bytes, metadata: Any) -> str:
             return describe_event_stream(data)
@@ -51,9 +57,20 @@ if hasattr(contentviews, "Contentview"):  # mitmproxy >= 12
         def render_priority(self, data: bytes, metadata: Any) -> float:
             return _priority(getattr(metadata, "content_type", None))
 
-else:
+    _view: Any = _View()
 
-    class _View(contentviews.View):  # type: ignore[no-redef]
+    def register() -> None:
+        """Add the view to mitmproxy's views (once: a script reload finds it there)."""
+        if contentviews.registry.get(NAME.lower()) is not _view:  # type: ignore[attr-defined]
+            contentviews.add(_view)
+
+    def unregister() -> None:
+        """Nothing to do: mitmproxy 12's registry has no public way to remove a view. It stays
+        until the process ends, chosen only for text/event-stream bodies."""
+
+else:  # mitmproxy 10/11: View subclasses in a list
+
+    class _LegacyView(contentviews.View):
         name = NAME
 
         def __call__(self, data: bytes, **metadata: Any) -> Any:
@@ -62,16 +79,14 @@ else:
         def render_priority(self, data: bytes, **metadata: Any) -> float:
             return _priority(metadata.get("content_type"))
 
+    _view = _LegacyView()
 
-_view = _View()
+    def register() -> None:
+        """Add the view (once) to mitmproxy's views."""
+        if all(v.name != NAME for v in contentviews.views):  # type: ignore[attr-defined]
+            contentviews.add(_view)
 
-
-def register() -> None:
-    """Add the view (once) to mitmproxy's views."""
-    if all(getattr(v, "name", None) != NAME for v in getattr(contentviews, "views", [])):
-        contentviews.add(_view)  # type: ignore[arg-type]  # the API this mitmproxy has
-
-
-def unregister() -> None:
-    if hasattr(contentviews, "remove") and _view in getattr(contentviews, "views", []):
-        contentviews.remove(_view)  # type: ignore[arg-type]
+    def unregister() -> None:
+        """Take the view out of mitmproxy's views again."""
+        if _view in contentviews.views:  # type: ignore[attr-defined]
+            contentviews.remove(_view)

@@ -169,6 +169,70 @@ def test_curl_trace_of_http2_over_tls(tmp_path: Path) -> None:
     assert capture.end is not None and capture.end.kind == "complete"
 
 
+def curl8_trace(framing: str) -> str:
+    """What curl 8.14 writes with `--trace --trace-time` for `WRITES` coming GAP seconds apart, by
+    curl's format (tool_cb_dbg.c): a header line per block, then 16 bytes a dump line as hex and as
+    text. A body's last "Recv data" block is empty, and curl 8.10+ ends a close-delimited connection
+    with "shutting down connection #0"."""
+    out: list[str] = []
+    clock = [4 * 3600 * 10**6 + 16 * 60 * 10**6 + 13_918_992]  # 04:16:13.918992, microseconds
+
+    def stamp(us: int) -> str:
+        clock[0] += us
+        t = clock[0]
+        return f"{t // 3_600_000_000:02d}:{t // 60_000_000 % 60:02d}:{t // 1_000_000 % 60:02d}.{t % 1_000_000:06d} "
+
+    def block(kind: str, data: bytes, after: int = 50) -> None:
+        out.append(f"{stamp(after)}{kind}, {len(data)} bytes (0x{len(data):x})\n")
+        for i in range(0, len(data), 16):
+            row = data[i : i + 16]
+            text = "".join(chr(b) if 0x20 <= b < 0x7F else "." for b in row)
+            out.append(f"{i:04x}: " + "".join(f"{b:02x} " for b in row).ljust(48) + text + "\n")
+
+    def info(text: str, after: int = 50) -> None:
+        out.append(f"{stamp(after)}== Info: {text}\n")
+
+    info("  Trying 127.0.0.1:8080...", 0)
+    info("Connected to 127.0.0.1 (127.0.0.1) port 8080")
+    info("using HTTP/1.x")
+    head = f"POST {PATH} HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Type: application/json\r\n"
+    block("=> Send header", f"{head}Content-Length: {len(PROMPT)}\r\n\r\n".encode())
+    block("=> Send data", PROMPT.encode(), 10)
+    info("upload completely sent off: 103 bytes", 10)
+    framed = ["Transfer-Encoding: chunked"] if framing == "chunked" else ["Connection: close"]
+    for line in ["HTTP/1.1 200 OK", "Content-Type: text/event-stream", *framed, ""]:
+        block("<= Recv header", line.encode() + b"\r\n", 900)
+    for i, write in enumerate(WRITES):
+        block("<= Recv data", b"%x\r\n%s\r\n" % (len(write), write) if framing == "chunked" else write,
+              int(GAP * 1e6) if i else 200)  # fmt: skip
+    if framing == "chunked":
+        block("<= Recv data", b"0\r\n\r\n", 300)
+    block("<= Recv data", b"", 20)
+    info("Connection #0 to host 127.0.0.1 left intact" if framing == "chunked" else "shutting down connection #0")
+    return "".join(out)
+
+
+@pytest.mark.parametrize("framing", ["chunked", "close"])
+def test_curl8_trace_empty_data_record_is_no_chunk(tmp_path: Path, framing: str) -> None:
+    """curl 8 ends a body with an empty "Recv data" block: no chunk (while an export's empty block,
+    one of a capture's empty chunks, stays one: see the round trips below). The curl 8.10+ wording of
+    a close-delimited end is a complete end."""
+    text = curl8_trace(framing)
+    assert re.search(r"^\d\d:\d\d:\d\d\.\d{6} <= Recv data, 0 bytes \(0x0\)\n\S+ == Info: ", text, re.MULTILINE)
+    path = tmp_path / "trace.txt"
+    path.write_text(text)
+
+    capture = load_capture(path)
+
+    assert [c.data for c in capture.chunks] == WRITES
+    times = [c.t for c in capture.chunks]  # from the end of "Send header": 10 + 10 + 4 * 900 + 200 us
+    assert times == pytest.approx([0.00382 + i * GAP for i in range(len(WRITES))], abs=1e-6)
+    assert capture.end is not None and capture.end.kind == "complete"
+    assert capture.end.t is not None and capture.end.t > times[-1]  # type: ignore[operator]
+    assert "lossy" not in capture.extra and capture.timed
+    assert analyze(capture).answer.text == "Hello €"
+
+
 @needs_curl
 def test_curl_trace_without_trace_time_is_untimed(tmp_path: Path, server: SSEServer) -> None:
     server.routes[PATH] = Script.events(*WRITES)

@@ -6,6 +6,8 @@ import asyncio
 import inspect
 import logging
 import os
+import subprocess
+import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -20,6 +22,8 @@ from mitmproxy.test import taddons, tflow, tutils  # noqa: E402
 
 from sse_inspect import load_capture  # noqa: E402
 from sse_inspect.mitm_addon import FLUSH_CHUNKS, SSECapture, end_kind  # noqa: E402
+
+from .helpers import ROOT  # noqa: E402
 
 
 def run(test: Callable[[SSECapture, Any], Awaitable[None] | None], tmp_path: Path, **options: Any) -> None:
@@ -273,19 +277,98 @@ def test_redaction_can_be_extended_and_turned_off(tmp_path: Path) -> None:
     assert "sk-SECRET" in captures(tmp_path / "plain")[0].read_text()
 
 
-def test_content_view_shows_events(tmp_path: Path) -> None:
+def _rendered(flow: Any) -> tuple[str | None, str]:
+    """The view mitmproxy picks ("auto") for the flow's response body, and its text, through the
+    public API of the installed mitmproxy: `prettify_message` (12) or `get_message_content_view` (10/11)."""
     from mitmproxy import contentviews
 
+    if hasattr(contentviews, "prettify_message"):
+        result = contentviews.prettify_message(flow.response, flow)
+        return result.view_name, result.text
+    description, lines, error = contentviews.get_message_content_view("auto", flow.response, flow)
+    assert error is None
+    return description, "\n".join("".join(text for _, text in line) for line in lines)
+
+
+def test_content_view_shows_events(tmp_path: Path) -> None:
+    """The addon's load registers the view; mitmproxy's "auto" then picks it for an event stream,
+    and only for one, on the mitmproxy installed (11 and 12 have different contentview APIs)."""
     from sse_inspect.mitm_view import NAME
 
     body = b": keep-alive\n\nid: 7\nevent: delta\ndata: a\ndata: b\n\ndata: tail"
 
     def test(addon: SSECapture, tctx: Any) -> None:
-        view, lines = contentviews.get_content_view(contentviews.get("auto"), body, content_type="text/event-stream")[:2]
-        text = "\n".join("".join(t for _, t in line) for line in lines)
+        flow = sse_flow("text/event-stream; charset=utf-8")
+        flow.response.content = body
+        view, text = _rendered(flow)
         assert view == NAME
-        assert text.startswith(": keep-alive\n#0 delta id=7 @14\n    a\n    b\n! unterminated-event: ")
-        other = contentviews.get_content_view(contentviews.get("auto"), b"{}", content_type="application/json")[0]
-        assert other != NAME
+        assert text.startswith(": keep-alive\n#0 delta id=7 @14\n    a\n    b\n! unterminated-event: "), text
+        flow = sse_flow("application/json")
+        flow.response.content = b'{"data": "a"}'
+        view, text = _rendered(flow)
+        assert view != NAME and "#0" not in text
+
+    run(test, tmp_path)
+
+
+def test_a_flow_read_from_a_file_keeps_its_body_and_is_not_recorded(tmp_path: Path) -> None:
+    """`mitmdump -r flows` runs the hooks on flows whose body is already there: nothing streams, so
+    there is nothing to record, and the body the views show must stay (not the empty stream's)."""
+    body = b"data: a\n\n"
+
+    def test(addon: SSECapture, tctx: Any) -> None:
+        flow = sse_flow()
+        flow.response.content = body
+        addon.responseheaders(flow)
+        assert not flow.response.stream
+        addon.response(flow)
+        assert flow.response.raw_content == body
+
+    run(test, tmp_path)
+    assert captures(tmp_path) == []
+
+
+@pytest.mark.e2e
+def test_mitmdump_shows_a_saved_event_stream_with_the_view(tmp_path: Path) -> None:
+    """As a user opens a saved flow: `mitmdump -nr flows --flow-detail 4 -s addons/sse_capture.py`
+    prints the response body through the view mitmproxy picks, ours, on the mitmproxy installed."""
+    from mitmproxy import io
+
+    mitmdump = Path(sys.executable).with_name("mitmdump")
+    if not mitmdump.exists():
+        pytest.skip(f"no mitmdump next to {sys.executable}")
+    flow = sse_flow()
+    flow.response.content = b": ping\n\nid: 1\nevent: delta\ndata: hel\ndata: lo\n\ndata: [DONE]\n\n"
+    flows = tmp_path / "flows.mitm"
+    with flows.open("wb") as f:
+        io.FlowWriter(f).add(flow)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run(
+        [str(mitmdump), "-nr", str(flows), "--flow-detail", "4", "--set", f"confdir={tmp_path / 'conf'}",
+         "-s", str(ROOT / "addons" / "sse_capture.py"), "--set", f"sse_capture_dir={tmp_path / 'caps'}"],
+        capture_output=True, text=True, timeout=60, env=env, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    shown = "    : ping\n    #0 delta id=1 @8\n        hel\n        lo\n    #1 message id=1 @47\n"
+    assert shown in done.stdout, done.stdout
+    assert captures(tmp_path) == []
+
+
+def test_content_view_is_registered_once_and_survives_a_reload(tmp_path: Path) -> None:
+    """A script reload runs `load` again: the view must not be added twice (11 raises on a
+    duplicate name) nor be lost."""
+    from mitmproxy import contentviews
+
+    from sse_inspect import mitm_view
+
+    def names() -> list[str]:
+        if hasattr(contentviews, "registry"):
+            return [view.name for view in contentviews.registry.values()]
+        return [view.name for view in contentviews.views]
+
+    def test(addon: SSECapture, tctx: Any) -> None:
+        mitm_view.register()
+        mitm_view.register()
+        assert names().count(mitm_view.NAME) == 1
 
     run(test, tmp_path)

@@ -8,6 +8,9 @@ What curl 7.88 writes (`tool_cb_dbg.c`), one block per callback:
     04:16:13.924369 <= Recv data, 18 bytes (0x12)
     04:16:14.076561 == Info: Connection #0 to host 127.0.0.1 left intact
 
+curl 8 writes the same blocks, and ends a body with an empty one, `<= Recv data, 0 bytes (0x0)`
+with no dump lines: no chunk.
+
 - The timestamp (`HH:MM:SS.uuuuuu`, local time, no date) is there only with `--trace-time`; a
   chunk's `t` is its "Recv data" time minus the first "Send header" time of its request.
 - "Recv data" holds the bytes as read from the socket: an HTTP/1.1 chunked body still has its
@@ -18,9 +21,9 @@ What curl 7.88 writes (`tool_cb_dbg.c`), one block per callback:
   a tab and each byte of a non-ASCII character all look like a real `.`. Such a body is rebuilt
   with a guess (below), marked in the capture's `lossy` key and its recorder.
 - How the transfer ended is told by Info lines: "left intact" (complete), "Closing connection"
-  (a close-delimited body's end), "Recv failure: ...", "transfer closed with outstanding read
-  data remaining" (the server cut it), "Operation timed out ..." (an error). A trace that just
-  stops (curl killed) has no end line.
+  (a close-delimited body's end; curl 8.10+ says "shutting down connection #0"), "Recv failure:
+  ...", "transfer closed with outstanding read data remaining" (the server cut it), "Operation
+  timed out ..." (an error). A trace that just stops (curl killed) has no end line.
 
 `write_curl_trace` writes the `--trace` form, plus one `== Info: [sse-inspect] {...}` line with
 what curl's trace has no place for (URL scheme, recorded_at, recorder, the end line, unknown keys),
@@ -281,9 +284,11 @@ def _capture(ex: _Exchange, path: str | None) -> Capture:
     if not exact:
         extra["lossy"] = LOSSY
     timed = ex.sent is not None and meta.get("timed", True) is not False
+    # A block left empty by the framing is no chunk, nor is an empty "Recv data" block of curl's own
+    # (curl 8 ends a body with one); an empty block of our export is a capture's empty chunk.
+    own = ex.meta is not None
     return Capture(
-        # a block left empty by the framing is no chunk; an empty block is one (only an export writes those)
-        chunks=tuple(Chunk(t, p) for t, p, b in zip(times, pieces, ex.data, strict=True) if p or not b.data),
+        chunks=tuple(Chunk(t, p) for t, p, b in zip(times, pieces, ex.data, strict=True) if p or (own and not b.data)),
         request=Request(
             method=method,
             url=meta.get("url", url),
@@ -336,7 +341,7 @@ def _end(ex: _Exchange, meta: dict[str, Any], path: str | None) -> End | None:
             return End(kind="client-disconnected", t=t, error=message)
         if any(p in lower for p in _FAILED):
             return end_from_error(message, t)
-        if "left intact" in lower or lower.startswith("closing connection"):
+        if "left intact" in lower or lower.startswith(("closing connection", "shutting down connection")):
             return End(kind="complete", t=t)
     return None
 
