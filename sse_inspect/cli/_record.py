@@ -12,16 +12,24 @@ import click
 from .._redact import Redactor
 from . import _render
 from ._check import show
-from ._params import InputError, input_errors
+from ._params import InputError, Interrupted, input_errors
 
 INSTALL_HINT = "recording needs mitmproxy and httpx: pip install 'sse-inspect[record]'"
+FETCH_INSTALL_HINT = ("fetch needs httpx: pip install httpx (or pip install 'sse-inspect[record]', "
+                      "which adds mitmproxy for `record` as well)")  # fmt: skip
 
 
-def _require(module: str) -> None:
+def _require(module: str, hint: str = INSTALL_HINT) -> None:
     try:
         __import__(module)
     except ImportError:
-        raise InputError(INSTALL_HINT) from None
+        raise InputError(hint) from None
+
+
+class TimedOut(click.ClickException):
+    """fetch's own --timeout fired: one line on stderr, exit code 124 (as `timeout(1)`)."""
+
+    exit_code = 124
 
 
 def _check_upstream(url: str) -> None:
@@ -114,7 +122,9 @@ def record(
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Capture file to write.")
 @click.option("--dir", "directory", type=click.Path(file_okay=False, path_type=Path), default=Path("captures"),
               show_default=True, help="Folder for the capture when -o is not given.")  # fmt: skip
-@click.option("--timeout", default=60.0, show_default=True, help="Seconds to wait for each read.")
+@click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+              help="Seconds to wait for the connection, the response and each read of the body; when it fires, "
+                   "fetch gives up (exit code 124).")  # fmt: skip
 @click.option("--no-redact", is_flag=True, help="Write credentials as they are (never share such captures).")
 @click.option("-q", "--quiet", is_flag=True, help="Print only the capture's path.")
 @input_errors
@@ -124,11 +134,16 @@ def fetch(
 ) -> None:  # fmt: skip
     """Record one stream straight from its server (like curl -N), then show it.
 
+    Exit codes: 0 recorded, however the server ended the stream (a cut is what fetch is there to
+    catch), 124 fetch's own --timeout fired (the capture so far is kept and shown), 130 Ctrl-C (the
+    capture so far is kept, its path printed).
+
     Example: sse-inspect fetch https://api.openai.com/v1/chat/completions
     -H "Authorization: Bearer $OPENAI_API_KEY" -H "Content-Type: application/json"
     -d '{"model": "gpt-4o-mini", "stream": true, "messages": [{"role": "user", "content": "Hi"}]}'
     """
-    _require("httpx")
+    _require("httpx", FETCH_INSTALL_HINT)
+    from ..fetch import FetchInterrupted, FetchTimeout
     from ..fetch import fetch as fetch_capture
 
     pairs = []
@@ -141,26 +156,51 @@ def fetch(
     err = _render.console(stderr=True)
 
     live = not quiet and sys.stderr.isatty()
-    received = 0
+    received = chunks = 0
 
     def progress(t: float, chunk: bytes) -> None:
-        nonlocal received
+        nonlocal received, chunks
         received += len(chunk)
+        chunks += 1
         if live:  # one line, rewritten in place; nothing at all in a log
             sys.stderr.write(f"\r{t:8.3f} s  {received} bytes")
             sys.stderr.flush()
 
-    path = fetch_capture(
-        url, directory=directory, path=output, method=method or ("POST" if body is not None else "GET"),
-        headers=pairs, body=body, timeout=timeout, redactor=Redactor(enabled=not no_redact), on_chunk=progress,
-    )  # fmt: skip
+    def clear() -> None:
+        if live:
+            sys.stderr.write("\r\x1b[K")
+
+    timed_out = None
+    try:
+        path = fetch_capture(
+            url, directory=directory, path=output, method=method or ("POST" if body is not None else "GET"),
+            headers=pairs, body=body, timeout=timeout, redactor=Redactor(enabled=not no_redact), on_chunk=progress,
+        )  # fmt: skip
+    except FetchInterrupted as exc:  # Ctrl-C: the capture so far, and where it is
+        clear()
+        if exc.path is None:
+            raise Interrupted("interrupted before the response came; no capture written") from None
+        if quiet:
+            click.echo(str(exc.path))
+        so_far = f"{chunks} chunk{'' if chunks == 1 else 's'}, {received} bytes"
+        raise Interrupted(f"interrupted; the capture so far ({so_far}) is in {exc.path}") from None
+    except FetchTimeout as exc:
+        clear()
+        if exc.path is None:
+            raise TimedOut(exc.message) from None
+        path, timed_out = exc.path, exc.message
+    else:
+        clear()
     if quiet:
         click.echo(str(path))
-        return
-    if live:
-        sys.stderr.write("\r\x1b[K")
-    show(str(path))
-    err.print(f"capture written to {path}")
+    else:
+        try:
+            show(str(path))
+        except KeyboardInterrupt:
+            raise Interrupted(f"interrupted; capture written to {path}") from None
+        err.print(f"capture written to {path}")
+    if timed_out is not None:
+        raise TimedOut(f"{timed_out} (a longer --timeout waits longer)")
 
 
 def _body(data: str | None) -> bytes | None:
