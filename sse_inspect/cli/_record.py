@@ -87,12 +87,18 @@ def record(
             err.print(f"  (e.g. SSL_CERT_FILE={ca} or REQUESTS_CA_BUNDLE={ca} for Python clients)")
         err.print(f"  captures go to {directory}/ · Ctrl-C to stop")
 
+    open_at_stop = 0
+
     def on_capture(stage: str, rec: Any) -> None:
+        nonlocal open_at_stop
         if stage == "start":
             console.print(_render.safe(f"● {rec.url} → {rec.path}", newlines=False, style="cyan"))
         else:
             style = "green" if rec.ended == "complete" else "red"
-            line = f"  {rec.ended}: {rec.chunks} chunks, {rec.bytes} bytes in {rec.now():.2f} s · {rec.path}"
+            stopped = proxy.stopping and rec.ended == "error"
+            open_at_stop += stopped
+            how = "recording stopped mid-stream (end: error)" if stopped else rec.ended
+            line = f"  {how}: {rec.chunks} chunks, {rec.bytes} bytes in {rec.now():.2f} s · {rec.path}"
             console.print(_render.safe(line, newlines=False, style=style))
 
     options: dict[str, Any] = {"sse_capture_types": types, "sse_redact": not no_redact}
@@ -100,18 +106,23 @@ def record(
         options["sse_capture_filter"] = flow_filter
     from mitmproxy.exceptions import OptionsError
 
+    proxy = RecordingProxy(
+        host=host, port=port, upstream=upstream, directory=directory, confdir=confdir, options=options,
+        on_capture=on_capture, on_ready=ready,
+    )  # fmt: skip
     try:
-        RecordingProxy(
-            host=host, port=port, upstream=upstream, directory=directory, confdir=confdir, options=options,
-            on_capture=on_capture, on_ready=ready,
-        ).run()  # fmt: skip
+        proxy.run()
     except OptionsError as exc:  # a bad --filter, say
         raise InputError(str(exc)) from None
     except SystemExit as exc:  # mitmproxy exits when it logged an error while starting
         if exc.code:
             raise InputError("mitmproxy could not start (see its messages above)") from None
         raise
-    err.print("stopped; every capture is closed")
+    if open_at_stop:
+        err.print(f"stopped; every capture is closed, {open_at_stop} of them mid-stream: their end line is "
+                  "`error`, \"proxy shut down while the stream was open\"")  # fmt: skip
+    else:
+        err.print("stopped; every capture is closed")
 
 
 @click.command()

@@ -168,12 +168,11 @@ def require_body(found: Found, path: str | None) -> None:
     if not found.capture.extra.get(BODY_MISSING):
         return
     raise CaptureError(
-        f"HAR entry {found.label()} has no body: the HAR was saved without the response content (no "
-        "content.text)",
+        f"HAR entry {found.label()} has no body: the HAR holds no response.content.text for it; save the HAR "
+        "again with bodies (Chrome: Network panel, right-click, \"Save all as HAR with content\"; Firefox: "
+        "\"Save All As HAR\"), or record the stream with `sse-inspect fetch` or `sse-inspect record`",
         path=path,
-        hint="save it again with the bodies: Chrome's Network panel, right-click, \"Save all as HAR with "
-             "content\" (Firefox: \"Save All As HAR\"); or record the stream with `sse-inspect fetch` or `record`",
-    )  # fmt: skip
+    )
 
 
 def _content(content: Any, fail: Any) -> bytes:
