@@ -353,11 +353,14 @@ class CaptureStream:
         self.capture = dataclasses.replace(self.capture, end=lines.end, warnings=tuple(lines.warnings))
 
     def _raw(self, first: bytes) -> Iterator[Chunk]:
-        piece = first + self._f.read(RAW_PIECE)
+        more = self._f.read(RAW_PIECE)
+        piece = first + more
         _check_raw(piece, self.path)
         while piece:
             yield Chunk(None, piece)
-            piece = self._f.read(RAW_PIECE)
+            if len(more) < RAW_PIECE:  # a short read was the end: a terminal's Ctrl-D comes once, not twice
+                return
+            piece = more = self._f.read(RAW_PIECE)
 
 
 def _is_capture_header(first: bytes) -> bool:

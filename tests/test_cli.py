@@ -318,3 +318,29 @@ def test_readme_lists_every_rechunk_form_and_where_the_shared_options_apply() ->
     for command in ("show", "text", "check", "report", "replay", "diff"):
         assert "--dialect" in run(command, "--help")[1], command
     assert "--dialect" not in run("events", "--help")[1]
+
+
+@pytest.mark.e2e
+def test_a_stream_typed_on_a_terminal_ends_at_one_ctrl_d() -> None:
+    """Pasted into `text -` on a terminal, a raw stream ends at the first Ctrl-D, as the note says (a
+    second read after a terminal's end-of-file waited for a second Ctrl-D)."""
+    import os
+    import pty
+
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "sse_inspect", "text", "-"], stdin=follower,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    os.close(follower)
+    try:
+        assert proc.stderr is not None
+        assert proc.stderr.readline().decode().startswith("reading the stream from standard input")
+        for word in ("pasted", " two"):
+            os.write(leader, b'data: {"choices":[{"index":0,"delta":{"content":"%s"}}]}\n\n' % word.encode())
+        os.write(leader, b"\x04")  # Ctrl-D at the start of a line: end of file
+        out, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(leader)
+    assert (proc.returncode, out.decode(), err.decode()) == (0, "pasted two\n", "")
