@@ -121,6 +121,10 @@ def fetch(
                            f"(fetch's --timeout {_secs(timeout)}); no capture written") from None  # fmt: skip
     except httpx.HTTPError as exc:
         raise SSEInspectError(f"{method} {shown}: {exc}") from None
+    except FetchInterrupted:
+        raise
+    except KeyboardInterrupt:  # before the response: nothing written
+        raise FetchInterrupted(None) from None
     except OSError as exc:
         raise SSEInspectError(f"cannot write the capture: {exc}") from None
     return writer.path
@@ -146,10 +150,10 @@ def _read(response: Any, writer: CaptureWriter, clock: _Clock, on_chunk: Callabl
         t = clock.now()
         gave_up = f"fetch's --timeout {_secs(timeout)}: no byte for {t - last:.3f} s, fetch closed the connection"
         writer.end("client-disconnected", t, gave_up)
-        since = f"after chunk {chunks}, at {last:.3f} s" if chunks else "before the first byte of the body"
+        since = f"after chunk {chunks} (at {last:.3f} s)" if chunks else f"after the headers (at {last:.3f} s)"
         raise FetchTimeout(
-            f"timed out: no byte of the body for {_secs(timeout)} {since} (fetch's --timeout {_secs(timeout)}); "
-            "fetch closed the connection, the server had not ended the stream",
+            f"timed out: the server sent nothing for {_secs(timeout)} {since}, so fetch's --timeout "
+            f"{_secs(timeout)} fired and fetch closed the connection; the server had not ended the stream",
             path=writer.path,
         ) from None
     writer.end("complete", clock.now())

@@ -152,8 +152,10 @@ def test_replay_of_a_cut_stream_plays_the_silence_then_says_it_was_cut(tmp_path:
         elapsed = time.monotonic() - started
         assert result.exit_code == 0, result.stderr
         assert elapsed >= 1.2, (args, elapsed)
-        assert result.stderr == ("the stream was cut at 1.200 s: the server, or a hop on the way, closed the connection "
-                                 "before its end (peer closed connection without sending complete message body)\n"), args  # fmt: skip
+        assert result.stderr == (
+            "the stream was cut at 1.200 s: the server, or a hop on the way, closed the connection before its end "
+            "(peer closed connection without sending complete message body)\n"
+        ), args
     assert CliRunner().invoke(cli, ["replay", str(path)]).stdout == "Hello\n"
     fast = CliRunner().invoke(cli, ["replay", "--speed", "10", str(path)])
     instant = CliRunner().invoke(cli, ["replay", "--instant", str(path)])
@@ -168,8 +170,8 @@ def test_replay_says_how_every_unclean_recording_ended(tmp_path: Path) -> None:
         None: "the recording stops here: it was cut off (no end line), so how the stream ended is unknown",
     }
     for kind, line in said.items():
-        end = None if kind is None else End(kind=kind, t=0.3, error="interrupted (Ctrl-C)" if kind == "client-disconnected"
-                                            else "proxy shut down while the stream was open")  # fmt: skip
+        error = "interrupted (Ctrl-C)" if kind == "client-disconnected" else "proxy shut down while the stream was open"
+        end = None if kind is None else End(kind=kind, t=0.3, error=error)
         result = CliRunner().invoke(cli, ["replay", "--instant", str(cut_capture(tmp_path, end))])
         assert (result.exit_code, result.stdout, result.stderr) == (0, "Hello\n", line + "\n"), kind
     complete = CliRunner().invoke(cli, ["replay", "--instant", str(paced_capture(tmp_path))])
