@@ -1,6 +1,7 @@
 """The `sse-inspect` command line: one short function per command over the library.
 
-Exit codes: 0 success; 2 bad usage or unreadable input (one line on stderr); 130 interrupted (Ctrl-C).
+Exit codes: 0 success; 2 bad usage or unreadable input (one line on stderr); 124 `fetch`'s own timeout
+fired; 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations

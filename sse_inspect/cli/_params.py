@@ -75,8 +75,8 @@ class ThresholdParam(click.ParamType):
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
         text = str(value)
-        if "=" not in text:
-            self.fail(f"{text!r}: expected NAME=VALUE (e.g. burst_min_events=10)", param, ctx)
+        if "=" not in text:  # one line, as the name and the value's errors are
+            raise InputError(f"--threshold {text!r}: expected NAME=VALUE (e.g. burst_min_events=10)")
         return text
 
 
