@@ -68,6 +68,8 @@ rechunk_option = click.option(
     default=None,
     help=f"Re-cut the body before parsing: {RECHUNK_FORMS}.",
 )
+
+
 class ThresholdParam(click.ParamType):
     """`NAME=VALUE`: the shape is checked here, the name and the value by `parse_threshold`."""
 
