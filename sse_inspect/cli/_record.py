@@ -134,6 +134,7 @@ def record(
 @click.option("--dir", "directory", type=click.Path(file_okay=False, path_type=Path), default=Path("captures"),
               show_default=True, help="Folder for the capture when -o is not given.")  # fmt: skip
 @click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+              metavar="SECONDS",
               help="Seconds to wait for the connection, the response and each read of the body; when it fires, "
                    "fetch gives up (exit code 124).")  # fmt: skip
 @click.option("--no-redact", is_flag=True, help="Write credentials as they are (never share such captures).")
