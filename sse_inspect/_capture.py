@@ -380,11 +380,21 @@ class CaptureStream:
 
     def _raw(self, first: bytes) -> Iterator[Chunk]:
         piece = first + self._f.read(RAW_PIECE - len(first)) if len(first) < RAW_PIECE else first
+        interactive = self._decoded is None and _isatty(self._source)
         while piece:
             yield Chunk(None, piece)
+            if interactive and len(piece) < RAW_PIECE:  # a short read was the end: a terminal's Ctrl-D comes once
+                break
             piece = self._f.read(RAW_PIECE)
         if self._decoded is not None:
             self.capture = dataclasses.replace(self.capture, warnings=self._warnings(self._raw_notes))
+
+
+def _isatty(f: BinaryIO) -> bool:
+    try:
+        return f.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 def _is_capture_header(first: bytes) -> bool:

@@ -46,13 +46,19 @@ class RecordingProxy:
         self.on_capture = on_capture
         self.on_ready = on_ready
         self._master: Any = None
+        self.stopping = False
+        """True once `stop()` (or Ctrl-C, SIGTERM) asked the proxy to stop."""
 
     def run(self) -> None:
         asyncio.run(self._run())
 
     def stop(self) -> None:
+        self.stopping = True
         if self._master is not None:
             self._master.shutdown()
+
+    def _stop_signal(self) -> None:
+        self.stop()
 
     async def _run(self) -> None:
         from mitmproxy.options import Options
@@ -69,13 +75,26 @@ class RecordingProxy:
         opts.update(sse_capture_dir=str(self.directory), **self.options)
         self._master = master
         loop = asyncio.get_running_loop()
+        # mitmproxy installs its own handler while it runs; this one is in place for the shutdown
+        # after it, when asyncio cancels the connections still open.
+        loop.set_exception_handler(_quiet_cancelled)
         for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, master.shutdown)
+            loop.add_signal_handler(sig, self._stop_signal)
         try:
             await master.run()
         finally:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(sig)
+
+
+def _quiet_cancelled(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """The loop's exception handler: a connection cancelled at shutdown is how a proxy stops, not an
+    error, though Python 3.11's asyncio logs it with a traceback (`task.exception()` raising
+    CancelledError in the done callback set by `StreamReaderProtocol.connection_made`); anything
+    else goes to the default handler."""
+    if isinstance(context.get("exception"), asyncio.CancelledError):
+        return
+    loop.default_exception_handler(context)
 
 
 class _Ready:

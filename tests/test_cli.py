@@ -317,3 +317,157 @@ def test_a_tool_call_title_is_not_markup(tmp_path: Path) -> None:
     for mode in ("piped", "terminal"):
         _, out = view(["show", str(path)], mode, 80)
         assert "tool call: [bold]x[/bold]  [arguments are not valid JSON]" in out, mode
+
+
+# -- Ctrl-C, standard input on a terminal, the shared options ----------------------------------------
+
+
+@pytest.mark.parametrize("command", ["show", "check", "text", "events"])
+def test_ctrl_c_is_one_line_and_exit_130(command: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C while a capture is read: `interrupted` and 130 (128 + SIGINT), not click's "Aborted!"
+    and 1, which `check` uses for "found something"."""
+    from sse_inspect.cli import _reading
+
+    def interrupted(path: str) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_reading, "open_capture", interrupted)
+    code, out, err = run(command, str(CAPTURES / "openai-chat-text.jsonl"))
+    assert (code, out, err) == (130, "", "interrupted\n")
+
+
+@pytest.mark.e2e
+def test_reading_stdin_from_a_terminal_says_so_and_ctrl_c_stops_it() -> None:
+    """`show -` with a terminal on stdin waited in silence: it now says, on stderr, that it reads the
+    stream from standard input and how to end it; Ctrl-C then stops it (exit 130). A real process
+    under a pseudo-terminal; the signal is sent once the line is there."""
+    import os
+    import pty
+    import select
+    import signal
+    import time
+
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "sse_inspect", "show", "-"], stdin=follower,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "COLUMNS": "200"})  # fmt: skip
+    os.close(follower)
+    try:
+        assert proc.stderr is not None
+        ready, _, _ = select.select([proc.stderr], [], [], 20)
+        assert ready, "nothing on stderr"
+        line = proc.stderr.readline().decode()
+        assert line == "reading the stream from standard input (Ctrl-D to end, Ctrl-C to stop)\n"
+        time.sleep(0.1)  # the note is printed before the read starts; either way Ctrl-C must stop it
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(leader)
+    assert (proc.returncode, out, err.decode()) == (130, b"", "interrupted\n")
+
+
+def test_stdin_from_a_pipe_has_no_note() -> None:
+    body = (CORPUS / "openai-chat-text-usage.sse").read_bytes()
+    code, out, err = run("text", "-", input=body)
+    assert code == 0 and err == "" and out.strip()
+
+
+def test_threshold_without_a_value_says_the_form() -> None:
+    """`--threshold burst_min_events` (no `=`) said "unknown threshold" of a name that exists."""
+    for command in ("check", "report"):
+        code, _, err = run(command, "--threshold", "burst_min_events", str(CAPTURES / "openai-chat-text.jsonl"))
+        assert code == 2
+        assert "'burst_min_events': expected NAME=VALUE (e.g. burst_min_events=10)" in err, command
+        assert "unknown threshold" not in err
+
+
+def paced(tmp_path: Path) -> Path:
+    """Twelve tokens 200 ms apart, then [DONE]: a healthy stream, one chunk per event."""
+    from sse_inspect import Capture, Chunk, End, Request, Response, dump_capture
+
+    events = [b"data: " + json.dumps({"choices": [{"index": 0, "delta": {"content": f"w{i} "}}]}).encode() + b"\n\n"
+              for i in range(12)]  # fmt: skip
+    chunks = tuple(Chunk(0.1 + 0.2 * i, e) for i, e in enumerate(events)) + (Chunk(2.5, b"data: [DONE]\n\n"),)
+    capture = Capture(chunks=chunks, request=Request(method="POST", url="http://api.test/v1/chat/completions"),
+                      response=Response(headers=(("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")),
+                                        t=0.05),
+                      end=End(kind="complete", t=2.51))  # fmt: skip
+    path = tmp_path / "paced.jsonl"
+    path.write_text(dump_capture(capture))
+    return path
+
+
+def test_check_and_report_rechunk_before_checking(tmp_path: Path) -> None:
+    """`check --rechunk whole` checks the body as one chunk, which arrives with the last original
+    one: the healthy stream now reads as buffered. `report` takes it too."""
+    path = paced(tmp_path)
+    codes = {}
+    for spec in ("original", "whole", "event"):
+        code, out, err = run("check", "--json", "--rechunk", spec, str(path))
+        codes[spec] = [f["code"] for f in json.loads(out)["captures"][0]["findings"]]
+    assert "single-flush" in codes["whole"] and "single-flush" not in codes["original"]
+    assert codes["event"] == codes["original"], "one chunk per event already: the same stream"
+    code, out, _ = run("check", "--fail-on", "warning", "--rechunk", "whole", str(path))
+    assert code == 1 and "single-flush" in out
+    assert run("check", "--fail-on", "warning", str(path))[0] == 0
+    code, page, err = run("report", "--rechunk", "whole", "-o", "-", str(path))
+    assert code == 0, err
+    assert "single-flush" in page
+    assert "single-flush" not in run("report", "-o", "-", str(path))[1]
+
+
+REBUILDING = ["show", "events", "text", "check", "report", "replay", "serve", "diff"]
+
+
+@pytest.mark.parametrize("command", REBUILDING)
+def test_every_rechunk_option_lists_every_form(command: str) -> None:
+    """`crlf` and `utf8` worked but no --help named them."""
+    from sse_inspect._rechunk import RECHUNK_FORMS
+
+    code, out, _ = run(command, "--help")
+    assert code == 0
+    flat = " ".join(out.split())
+    assert f"Re-cut the body before parsing: {RECHUNK_FORMS}." in flat, command
+
+
+def test_readme_lists_every_rechunk_form_and_where_the_shared_options_apply() -> None:
+    """The README's rechunk table has a row per form the parser takes; the commands it says take
+    --dialect and --rechunk do, and `events` (the same events in every dialect) takes no --dialect."""
+    from sse_inspect._rechunk import RECHUNK_FORMS
+
+    readme = (ROOT / "README.md").read_text()
+    for form in RECHUNK_FORMS.split(", "):
+        assert f"| `{form}` |" in readme, form
+    for command in REBUILDING:
+        assert "--rechunk" in run(command, "--help")[1], command
+    for command in ("show", "text", "check", "report", "replay", "diff"):
+        assert "--dialect" in run(command, "--help")[1], command
+    assert "--dialect" not in run("events", "--help")[1]
+
+
+@pytest.mark.e2e
+def test_a_stream_typed_on_a_terminal_ends_at_one_ctrl_d() -> None:
+    """Pasted into `text -` on a terminal, a raw stream ends at the first Ctrl-D, as the note says (a
+    second read after a terminal's end-of-file waited for a second Ctrl-D)."""
+    import os
+    import pty
+
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "sse_inspect", "text", "-"], stdin=follower,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    os.close(follower)
+    try:
+        assert proc.stderr is not None
+        assert proc.stderr.readline().decode().startswith("reading the stream from standard input")
+        for word in ("pasted", " two"):
+            os.write(leader, b'data: {"choices":[{"index":0,"delta":{"content":"%s"}}]}\n\n' % word.encode())
+        os.write(leader, b"\x04")  # Ctrl-D at the start of a line: end of file
+        out, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(leader)
+    assert (proc.returncode, out.decode(), err.decode()) == (0, "pasted two\n", "")

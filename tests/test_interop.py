@@ -468,6 +468,70 @@ def test_har_base64_body_and_error(tmp_path: Path) -> None:
     assert capture.end == End(kind="error", t=0.1205, error="Connection killed.")
 
 
+def test_every_view_says_which_of_a_hars_streams_it_read(three: Path) -> None:
+    """`show` was the only view to say "this HAR holds 2 event streams; this is the first": `text`
+    says it on stderr (stdout stays the answer alone), `check` in its report and in its --json."""
+    said = "holds 2 event streams; this is the first, #1 POST https://api.example/v1/a"
+
+    code, out, err = run("text", str(three))
+    assert (code, out) == (0, "a\n")
+    [line] = err.splitlines()
+    assert said in line and "--entry N" in line
+
+    code, out, err = run("check", str(three))
+    assert code == 0, err
+    assert f"! {three}: this HAR file {said}" in out.splitlines()[0]
+
+    code, out, _ = run("check", "--json", str(three))
+    [warning] = json.loads(out)["captures"][0]["warnings"]
+    assert said in warning
+
+    code, out, _ = run("check", "--json", str(three.parent / "missing.har"), str(three))
+    assert [r.get("warnings") for r in json.loads(out)["captures"]] == [None, [warning]]
+
+
+def no_body(entry: dict[str, object], **content: object) -> dict[str, object]:
+    """`entry` as a HAR saved without response bodies: `content` without `text`."""
+    response: dict[str, dict[str, object]] = entry["response"]  # type: ignore[assignment]
+    response["content"] = {"mimeType": response["content"]["mimeType"], **content}
+    return entry
+
+
+def test_har_without_the_stream_body_says_so(tmp_path: Path) -> None:
+    """A HAR saved without content (or a stream DevTools kept no body for) read as a complete, empty
+    stream: every command now says that this entry has no body in the HAR, in one line (exit 2),
+    naming the entry and how to save one with bodies. The other entries still import."""
+    path = tmp_path / "nobody.har"
+    path.write_bytes(har(no_body(har_entry("https://api.example/v1/a", SSE, A), size=0),
+                         har_entry("https://api.example/v1/b", SSE, B),
+                         no_body(har_entry("https://app.example/204", "text/plain", ""), size=0)))  # fmt: skip
+
+    for command in ("show", "text", "check", "events", "replay"):
+        code, out, err = run(command, str(path))
+        line = one_line_error(code, err)
+        assert "HAR entry #0 POST https://api.example/v1/a -> 200 has no body" in line, command
+        assert "Save all as HAR with content" in line, command
+        assert command == "check" or out == "", command  # check's summary table lists it as unreadable
+    code, out, err = run("import", str(path), "--url", "/v1/a", "-o", "-")
+    assert "#0 POST https://api.example/v1/a -> 200 has no body" in one_line_error(code, err)
+
+    code, out, _ = run("import", str(path), "--list")
+    assert code == 0
+    assert out.splitlines()[0] == "#0 POST https://api.example/v1/a -> 200  (event stream)  (no body in the HAR)"
+    for entry, body in (("1", B.encode()), ("2", b"")):  # an empty body that is not a stream is just empty
+        code, out, err = run("import", str(path), "--entry", entry, "-o", "-")
+        assert code == 0, err
+        assert parse_capture(out.encode()).body == body
+
+
+def test_har_body_left_out_of_a_non_empty_response_is_missing(tmp_path: Path) -> None:
+    """Not only streams: a response whose `content.size` says it had bytes, with no text, has no body in the HAR."""
+    path = tmp_path / "sized.har"
+    path.write_bytes(har(no_body(har_entry("https://app.example/", "text/html", ""), size=512)))
+    code, _, err = run("import", str(path), "--entry", "0", "-o", "-")
+    assert "HAR entry #0 POST https://app.example/ -> 200 has no body" in one_line_error(code, err)
+
+
 # -- export and round trips --------------------------------------------------------------------------
 
 

@@ -12,9 +12,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -392,3 +394,171 @@ def test_record_bad_upstream(tmp_path: Path) -> None:
     line = record_fails(tmp_path, free_port(), "--upstream", "htps://api.openai.com")
     assert line.startswith("Error:") and "htps" in line, line
 
+
+
+# -- fetch: its clock, its own timeout, Ctrl-C, what it needs ---------------------------------------
+
+
+def test_fetch_clock_starts_when_the_request_is_sent(tmp_path: Path, server: SSEServer,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """Times count from the request going out, not from before the client was built (loading the CA
+    bundle took 40-90 ms, all of it added to the time to first byte). The clock's origin, read back
+    from a chunk's t and the moment it arrived, lies after the client was built and before the
+    server sent the first byte: an ordering, whatever the machine's load."""
+    import httpx
+
+    from sse_inspect.fetch import fetch as fetch_capture
+
+    server.routes[PATH] = Script.events(*chat_events("a"))
+    built: list[float] = []
+    real_init = httpx.Client.__init__
+
+    def init(self: httpx.Client, *args: object, **kwargs: object) -> None:
+        real_init(self, *args, **kwargs)  # type: ignore[arg-type]
+        built.append(time.monotonic())
+
+    monkeypatch.setattr(httpx.Client, "__init__", init)
+    origins: list[float] = []
+
+    def on_chunk(t: float, data: bytes) -> None:
+        origins.append(time.monotonic() - t)
+
+    path = fetch_capture(server.url(PATH), directory=tmp_path, on_chunk=on_chunk, timeout=5)
+
+    [built_at] = built
+    first_sent = server.request(PATH).sent[0]
+    assert origins and all(built_at <= origin <= first_sent for origin in origins), (built_at, origins, first_sent)
+    capture = load_capture(path)
+    assert capture.response is not None and capture.response.t is not None
+    assert built_at <= origins[0] + capture.response.t, "the headers came after the clock started"
+
+
+def test_fetch_own_timeout_is_said_plainly_and_exits_124(tmp_path: Path, server: SSEServer) -> None:
+    """The server sends one event and then nothing (the next write waits for a gate never opened):
+    fetch's --timeout fires. Not a server cut: it says what timed out and after how long, exits 124,
+    shows what it got, and the capture's end says fetch gave up (client-disconnected), at least
+    --timeout after the last chunk."""
+    first = chat_events("Hel")[0]
+    server.routes[PATH] = Script([Write(first), Write(b"data: [DONE]\n\n", gate=threading.Event())])
+    output = tmp_path / "cap.jsonl"
+
+    argv = ["fetch", "--timeout", "0.5", server.url(PATH), "-o", str(output)]
+    result = CliRunner(env={"COLUMNS": None}).invoke(cli, argv)
+
+    assert result.exit_code == 124, result.stderr
+    last = result.stderr.splitlines()[-1]
+    assert last.startswith("Error: timed out: the server sent nothing for 0.5 s after chunk 1 (at "), last
+    assert "fetch's --timeout 0.5 s fired" in last and "the server had not ended the stream" in last
+    assert f"capture written to {output}" in result.stderr
+    assert "server-disconnected" not in result.stdout and "cut mid-stream" not in result.stdout
+    assert "recording client-disconnected: fetch's --timeout 0.5 s" in result.stdout
+    capture = load_capture(output)
+    assert [c.data for c in capture.chunks] == [first]
+    assert capture.end is not None and capture.end.kind == "client-disconnected"
+    assert capture.end.error is not None and capture.end.error.startswith("fetch's --timeout 0.5 s: no byte for ")
+    assert capture.end.t is not None and capture.chunks[0].t is not None
+    assert capture.end.t - capture.chunks[0].t >= 0.5
+    server.request(PATH).wait()
+    assert server.request(PATH).outcome == "client-gone", "fetch closed the connection"
+
+
+def test_fetch_timeout_before_the_response_writes_no_capture(tmp_path: Path) -> None:
+    """A server that accepts the connection and never answers: "no response headers after 0.3 s",
+    exit 124, no capture."""
+    with socket.create_server(("127.0.0.1", 0)) as silent:  # the kernel accepts; nobody answers
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}{PATH}"
+        run = fetch(url, "--timeout", "0.3", "--dir", str(tmp_path / "caps"))
+    assert run.code == 124, run.err
+    [line] = run.err.splitlines()
+    assert line == (f"Error: timed out: GET {url}: no response headers after 0.3 s (fetch's --timeout 0.3 s); "
+                    "no capture written")
+    assert not (tmp_path / "caps").exists()
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("quiet", [False, True])
+def test_fetch_ctrl_c_keeps_the_capture_and_prints_its_path(tmp_path: Path, server: SSEServer, quiet: bool) -> None:
+    """Ctrl-C on a fetch whose stream stalls: exit 130 (not click's "Aborted!" and 1), one line saying
+    where the capture so far is (with -q its path on stdout too), and the capture holds the chunk
+    received and an end line saying it was interrupted."""
+    first = chat_events("Hel")[0]
+    server.routes[PATH] = Script([Write(first), Write(b"data: [DONE]\n\n", gate=threading.Event())])
+    output = tmp_path / "cap.jsonl"
+    argv = [sys.executable, "-m", "sse_inspect", "fetch", server.url(PATH), "-o", str(output)] + (["-q"] if quiet else [])
+    process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
+    try:
+        wait_for(lambda: output.exists() and output.read_bytes().count(b"\n") >= 2, process, "the first chunk on disk")
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=20)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 130, err
+    assert err.decode() == f"interrupted; the capture so far (1 chunk, {len(first)} bytes) is in {output}\n"
+    assert out.decode() == (f"{output}\n" if quiet else "")
+    capture = load_capture(output)
+    assert [c.data for c in capture.chunks] == [first]
+    assert capture.end is not None
+    assert (capture.end.kind, capture.end.error) == ("client-disconnected", "interrupted (Ctrl-C)")
+
+
+def test_fetch_without_httpx_names_what_it_needs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """fetch needs httpx and nothing else: say that, not "install mitmproxy and httpx"."""
+    monkeypatch.setitem(sys.modules, "httpx", None)  # import httpx now raises ImportError
+    run = fetch("http://127.0.0.1:9/", "--dir", str(tmp_path))
+    assert run.code == 2
+    [line] = run.err.splitlines()
+    assert line.startswith("Error: fetch needs httpx: pip install httpx"), line
+    assert "mitmproxy and httpx" not in line
+
+
+def wait_for(condition: Callable[[], bool], process: subprocess.Popen[bytes], what: str, timeout: float = 20.0) -> None:
+    """Poll `condition` until it holds; fail when `process` exits first or after `timeout` s."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if process.poll() is not None:
+            out, err = process.communicate()
+            raise AssertionError(f"exited {process.returncode} before {what}:\n{out.decode()}\n{err.decode()}")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no {what} after {timeout} s")
+        time.sleep(0.02)
+
+
+@pytest.mark.e2e
+def test_record_ctrl_c_with_a_stream_open_stops_cleanly(start_record: StartRecord, server: SSEServer) -> None:
+    """Ctrl-C while a stream is open (its server silent after the first event): no asyncio traceback
+    (Python 3.11 logged a CancelledError from `connection_made`), exit 0, the open capture gets its
+    end line (`error`: the recording stopped, neither side ended the stream) after its chunk, and
+    the line naming it says the recording stopped mid-stream."""
+    first = chat_events("Hel")[0]
+    server.routes[PATH] = Script([Write(first), Write(b"data: [DONE]\n\n", gate=threading.Event())])
+    recorder = start_record(upstream=server.url(""))
+    received: list[bytes] = []
+
+    def client() -> None:
+        try:
+            with recorder.client() as c, c.stream("POST", recorder.target(server.url(PATH)), content=b"{}") as r:
+                for data in r.iter_raw():
+                    received.append(data)
+        except Exception:  # noqa: BLE001  (the proxy going away cuts this stream: that is the point)
+            pass
+
+    reader = threading.Thread(target=client, daemon=True)
+    reader.start()
+    wait_for(lambda: len(recorder.capture_files()) == 1 and recorder.capture_files()[0].read_bytes().count(b"\n") >= 2,
+             recorder.process, "the first chunk on disk")  # fmt: skip
+    assert recorder.stop() == 0, recorder.log()
+    reader.join(10)
+
+    err = recorder.log()
+    assert "Traceback" not in err and "CancelledError" not in err, err
+    [capture] = recorder.captures(1)
+    assert [c.data for c in capture.chunks] == [first] and received == [first]
+    assert capture.end is not None and (capture.end.kind, capture.end.error) == (
+        "error", "proxy shut down while the stream was open")  # fmt: skip
+    assert capture.end.t is not None and capture.chunks[0].t is not None and capture.end.t >= capture.chunks[0].t
+    [path] = recorder.capture_files()
+    ends = [line for line in recorder.out().splitlines() if line.startswith("  recording stopped mid-stream")]
+    assert len(ends) == 1 and ends[0].endswith(f" · {path}"), recorder.out()
+    assert err.splitlines()[-1].startswith("stopped; every capture is closed, 1 of them mid-stream")

@@ -1,6 +1,7 @@
 """The `sse-inspect` command line: one short function per command over the library.
 
-Exit codes: 0 success; 2 bad usage or unreadable input (one line on stderr).
+Exit codes: 0 success; 2 bad usage or unreadable input (one line on stderr); 124 `fetch`'s own timeout
+fired; 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from .. import __version__
 from .._analysis import analyze
 from .._rechunk import RechunkSpec
 from . import _json
-from ._params import capture_argument, dialect_option, input_errors, json_option, rechunk_option
+from ._params import Interrupted, capture_argument, dialect_option, input_errors, json_option, rechunk_option
 from ._reading import reading
 
 __all__ = ["main"]
@@ -41,6 +42,14 @@ class _LazyGroup(click.Group):
             return command
         return super().get_command(ctx, cmd_name)
 
+    def invoke(self, ctx: click.Context) -> object:
+        """Ctrl-C: one line, `interrupted`, and exit 130 (click's own "Aborted!" exits 1, which
+        `check` and `diff` use for "found something")."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise Interrupted() from None
+
 
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="sse-inspect")
@@ -50,7 +59,7 @@ def cli() -> None:
     CAPTURE is an sse-capture/1 file, a raw text/event-stream body, a HAR, curl --trace or
     mitmproxy flow file, or - for stdin.
     Exit codes: 0 success, 1 `check` found problems (see --fail-on) or `diff` a difference,
-    2 bad usage or unreadable input.
+    2 bad usage or unreadable input, 124 `fetch`'s own --timeout fired, 130 interrupted (Ctrl-C).
     """
 
 
@@ -114,6 +123,8 @@ def text(capture: str, as_json: bool, dialect: str | None, rechunk: RechunkSpec 
     """
     with reading(capture) as (stream, watchers):
         analysis = analyze(stream, rechunk=rechunk, dialect=dialect, keep=False, observers=watchers)
+    for warning in analysis.capture.warnings:  # e.g. which of a HAR's streams this is (--json: "recording")
+        sys.stderr.write(f"! {warning}\n")
     if as_json:
         sys.stdout.write(_json.dumps(_json.analysis_json(analysis)) + "\n")
         return

@@ -18,7 +18,15 @@ from .._rechunk import RechunkSpec
 from ..checks import Report, Severity, Thresholds, check_capture, parse_codes, parse_threshold
 from . import _render
 from ._json import dumps
-from ._params import InputError, dialect_option, input_errors, json_option
+from ._params import (
+    InputError,
+    ThresholdParam,
+    captures_argument,
+    dialect_option,
+    input_errors,
+    json_option,
+    rechunk_option,
+)
 from ._reading import reading
 
 __all__ = ["check", "findings_view", "report_json", "show"]
@@ -51,6 +59,7 @@ def report_json(report: Report, path: str) -> dict[str, Any]:
             for f in report.findings
         ],
         "skipped": [{"codes": list(s.codes), "reason": s.reason} for s in report.skipped],
+        "warnings": list(a.capture.warnings),
         "stats": {
             "events": t.events,
             "chunks": t.chunks,
@@ -69,19 +78,21 @@ def report_json(report: Report, path: str) -> dict[str, Any]:
 
 
 def check_one(path: str, dialect: str | None, thresholds: Thresholds, select: frozenset[str] | None,
-              ignore: frozenset[str]) -> dict[str, Any]:  # fmt: skip
+              ignore: frozenset[str], rechunk: RechunkSpec | None = None) -> dict[str, Any]:  # fmt: skip
     """Check one capture file; a file that cannot be read gives {"path", "error"}."""
-    return _check(path, dialect, thresholds, select, ignore)[0]
+    return _check(path, dialect, thresholds, select, ignore, rechunk)[0]
 
 
 def _check(path: str, dialect: str | None, thresholds: Thresholds, select: frozenset[str] | None,
-           ignore: frozenset[str], arrivals: _render.Arrivals | None = None,
+           ignore: frozenset[str], rechunk: RechunkSpec | None = None, arrivals: _render.Arrivals | None = None,
            ) -> tuple[dict[str, Any], Report | None]:  # fmt: skip
-    """Check one capture file, streamed through; `arrivals` (for the timeline) watch the pass."""
+    """Check one capture file, streamed through (re-cut first with `rechunk`); `arrivals` (for the
+    timeline) watch the pass."""
     try:
         with reading(path) as (stream, watchers):
             report = check_capture(stream, thresholds=thresholds, select=select, ignore=ignore, dialect=dialect,
-                                   keep=False, observers=[*watchers, *([arrivals] if arrivals else [])])  # fmt: skip
+                                   rechunk=rechunk, keep=False,
+                                   observers=[*watchers, *([arrivals] if arrivals else [])])  # fmt: skip
     except SSEInspectError as exc:
         return {"path": path, "error": exc.message}, None
     return report_json(report, path), report
@@ -125,18 +136,19 @@ def _results(paths: list[str], args: tuple[Any, ...], progress: bool) -> Iterato
 
 
 @click.command()
-@click.argument("captures", nargs=-1, required=True, metavar="CAPTURE...")
+@captures_argument
 @json_option
 @click.option("--fail-on", type=click.Choice(list(FAIL_ON)), default="error", show_default=True,
               help="Exit 1 when a finding is at least this severe.")  # fmt: skip
 @click.option("--select", "select_text", metavar="CODES", help="Report only these codes (comma-separated).")
 @click.option("--ignore", "ignore_text", metavar="CODES", default="", help="Never report these codes.")
-@click.option("--threshold", "threshold_texts", multiple=True, metavar="NAME=VALUE",
+@click.option("--threshold", "threshold_texts", multiple=True, type=ThresholdParam(), metavar="NAME=VALUE",
               help="Tune a timing threshold, e.g. burst_min_events=10 (see README).")  # fmt: skip
 @dialect_option
+@rechunk_option
 @input_errors
 def check(captures: tuple[str, ...], as_json: bool, fail_on: str, select_text: str | None, ignore_text: str,
-          threshold_texts: tuple[str, ...], dialect: str | None) -> None:  # fmt: skip
+          threshold_texts: tuple[str, ...], dialect: str | None, rechunk: RechunkSpec | None) -> None:  # fmt: skip
     """Diagnose captures: buffering, missing end markers, sentinels, bad payloads, headers.
 
     CAPTURE may be a file, a folder (its .jsonl and .sse files) or a glob.
@@ -148,7 +160,7 @@ def check(captures: tuple[str, ...], as_json: bool, fail_on: str, select_text: s
     select = parse_codes(select_text) if select_text else None
     ignore = parse_codes(ignore_text)
     paths = expand(captures)
-    args = (dialect, thresholds, select, ignore)
+    args = (dialect, thresholds, select, ignore, rechunk)
     single = None
     arrivals = _render.Arrivals()
     if len(paths) == 1:  # checked here, so that the view can draw its timeline
@@ -169,6 +181,7 @@ def check(captures: tuple[str, ...], as_json: bool, fail_on: str, select_text: s
         sys.stdout.write(dumps(doc) + "\n")
     else:
         console = _render.console()
+        console.print(warnings_view(results))
         if single is not None:
             console.print(report_view(results[0]))
             if single.analysis.capture.timed:
@@ -183,6 +196,13 @@ def check(captures: tuple[str, ...], as_json: bool, fail_on: str, select_text: s
         for r in unreadable:
             err.print(_render.safe(f"Error: {r['error']}", newlines=False))
     sys.exit(code)
+
+
+def warnings_view(results: list[dict[str, Any]]) -> RenderableType:
+    """What reading the captures had to say (which of a HAR's streams was taken, a half-written last
+    line), a line each, before the reports."""
+    lines = [f"! {r['path']}: {w}" for r in results for w in r.get("warnings", ())]
+    return Group(*(_render.safe(line, newlines=False, style="yellow") for line in lines))
 
 
 def findings_view(findings: list[dict[str, Any]], *, verbose: bool = True) -> RenderableType:

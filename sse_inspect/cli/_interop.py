@@ -14,10 +14,11 @@ from .._capture import Capture, dump_capture, load_capture, parse_capture
 from .._errors import CaptureError
 from .._redact import Redactor
 from .._secrets import redact_capture
-from ..interop import EXPORTS, Found, choose, export, read_source
+from ..interop import EXPORTS, Found, choose, export, read_source, require_body
+from ..interop._har import BODY_MISSING
 from ..recorder import _new_file, capture_filename
 from . import _render
-from ._params import InputError, capture_argument, input_errors
+from ._params import InputError, capture_argument, captures_argument, input_errors, stdin_note
 
 __all__ = ["export_command", "import_command", "redact"]
 
@@ -61,7 +62,7 @@ def _when(capture: Capture) -> datetime:
 
 
 @click.command("import")
-@click.argument("source", metavar="SRC")
+@click.argument("source", metavar="SRC", callback=stdin_note)
 @click.option("-o", "--output", metavar="FILE|DIR/",
               help="The capture file (- for stdout), or a folder (existing, or ending in /): a file per stream.")  # fmt: skip
 @click.option("--entry", type=click.IntRange(min=0), metavar="N", help="Take exchange #N (see --list).")
@@ -89,7 +90,8 @@ def import_command(
     exchanges = found[1] if found is not None else [Found(0, parse_capture(data, path=name))]
     if list_only:
         for f in exchanges:
-            click.echo(f"{f.label()}{'  (event stream)' if f.streamed else ''}")
+            missing = "  (no body in the HAR)" if f.capture.extra.get(BODY_MISSING) else ""
+            click.echo(f"{f.label()}{'  (event stream)' if f.streamed else ''}{missing}")
         return
     assert output is not None
     chosen = choose(exchanges, entry=entry, url=url_pattern, path=name)
@@ -98,6 +100,8 @@ def import_command(
         labels = "; ".join(f.label() for f in chosen)
         raise InputError(f"{name}: {len(chosen)} event streams: {labels}; "
                          "take one with --entry N or --url PATTERN, or write each with -o DIR/")  # fmt: skip
+    for f in chosen:
+        require_body(f, name)
     redactor = Redactor(enabled=not no_redact)
     for f in chosen:
         capture, counts = redact_capture(f.capture, redactor) if redactor.enabled else (f.capture, None)
@@ -135,7 +139,7 @@ def export_command(capture: str, to: str, output: str) -> None:
 
 
 @click.command()
-@click.argument("captures", nargs=-1, required=True, metavar="CAPTURE...")
+@captures_argument
 @click.option("--in-place", is_flag=True, help="Rewrite each sse-capture/1 file (only when it holds a secret).")
 @click.option("-o", "--output", metavar="FILE", help="Write the redacted capture here instead of stdout.")
 @input_errors

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
 
 from .._errors import SSEInspectError
-from .._rechunk import RechunkSpec, parse_rechunk_spec
+from .._rechunk import RECHUNK_FORMS, RechunkSpec, parse_rechunk_spec
 from ..dialects import DIALECTS
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -19,6 +20,20 @@ class InputError(click.ClickException):
     """Bad input (an unreadable capture, a bad spec): one line on stderr, exit code 2."""
 
     exit_code = 2
+
+
+class Interrupted(click.ClickException):
+    """Ctrl-C: the line `interrupted` on stderr and exit code 130 (128 + SIGINT, as shells report it)."""
+
+    exit_code = 130
+
+    def __init__(self, message: str = "interrupted") -> None:
+        super().__init__(message)
+
+    def show(self, file: Any = None) -> None:
+        # On a terminal the ^C echo is still on the line: start a new one.
+        newline = "\n" if sys.stderr.isatty() else ""
+        click.echo(f"{newline}{self.message}", err=True)
 
 
 def input_errors(func: F) -> F:
@@ -51,8 +66,22 @@ rechunk_option = click.option(
     "--rechunk",
     type=RechunkParam(),
     default=None,
-    help="Re-cut the body before parsing: original, whole, bytes:N, event, line, random:SEED.",
+    help=f"Re-cut the body before parsing: {RECHUNK_FORMS}.",
 )
+
+
+class ThresholdParam(click.ParamType):
+    """`NAME=VALUE`: the shape is checked here, the name and the value by `parse_threshold`."""
+
+    name = "NAME=VALUE"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        text = str(value)
+        if "=" not in text:  # one line, as the name and the value's errors are
+            raise InputError(f"--threshold {text!r}: expected NAME=VALUE (e.g. burst_min_events=10)")
+        return text
+
+
 dialect_option = click.option(
     "--dialect",
     type=click.Choice(list(DIALECTS)),
@@ -60,4 +89,16 @@ dialect_option = click.option(
     help="The stream's grammar (default: detected from the URL and the events).",
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable output on stdout.")
-capture_argument = click.argument("capture", metavar="CAPTURE")
+
+
+def stdin_note(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """A click callback for capture arguments: `-` with a terminal on standard input would wait in
+    silence for the stream to be typed or pasted, so say so (on stderr) first."""
+    values = value if isinstance(value, tuple) else (value,)
+    if "-" in values and sys.stdin is not None and sys.stdin.isatty():
+        click.echo("reading the stream from standard input (Ctrl-D to end, Ctrl-C to stop)", err=True)
+    return value
+
+
+capture_argument = click.argument("capture", metavar="CAPTURE", callback=stdin_note)
+captures_argument = click.argument("captures", nargs=-1, required=True, metavar="CAPTURE...", callback=stdin_note)

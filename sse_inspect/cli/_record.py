@@ -12,16 +12,24 @@ import click
 from .._redact import Redactor
 from . import _render
 from ._check import show
-from ._params import InputError, input_errors
+from ._params import InputError, Interrupted, input_errors
 
 INSTALL_HINT = "recording needs mitmproxy and httpx: pip install 'sse-inspect[record]'"
+FETCH_INSTALL_HINT = ("fetch needs httpx: pip install httpx (or pip install 'sse-inspect[record]', "
+                      "which adds mitmproxy for `record` as well)")  # fmt: skip
 
 
-def _require(module: str) -> None:
+def _require(module: str, hint: str = INSTALL_HINT) -> None:
     try:
         __import__(module)
     except ImportError:
-        raise InputError(INSTALL_HINT) from None
+        raise InputError(hint) from None
+
+
+class TimedOut(click.ClickException):
+    """fetch's own --timeout fired: one line on stderr, exit code 124 (as `timeout(1)`)."""
+
+    exit_code = 124
 
 
 def _check_upstream(url: str) -> None:
@@ -79,12 +87,18 @@ def record(
             err.print(f"  (e.g. SSL_CERT_FILE={ca} or REQUESTS_CA_BUNDLE={ca} for Python clients)")
         err.print(f"  captures go to {directory}/ · Ctrl-C to stop")
 
+    open_at_stop = 0
+
     def on_capture(stage: str, rec: Any) -> None:
+        nonlocal open_at_stop
         if stage == "start":
             console.print(_render.safe(f"● {rec.url} → {rec.path}", newlines=False, style="cyan"))
         else:
             style = "green" if rec.ended == "complete" else "red"
-            line = f"  {rec.ended}: {rec.chunks} chunks, {rec.bytes} bytes in {rec.now():.2f} s · {rec.path}"
+            stopped = proxy.stopping and rec.ended == "error"
+            open_at_stop += stopped
+            how = "recording stopped mid-stream (end: error)" if stopped else rec.ended
+            line = f"  {how}: {rec.chunks} chunks, {rec.bytes} bytes in {rec.now():.2f} s · {rec.path}"
             console.print(_render.safe(line, newlines=False, style=style))
 
     options: dict[str, Any] = {"sse_capture_types": types, "sse_redact": not no_redact}
@@ -92,18 +106,23 @@ def record(
         options["sse_capture_filter"] = flow_filter
     from mitmproxy.exceptions import OptionsError
 
+    proxy = RecordingProxy(
+        host=host, port=port, upstream=upstream, directory=directory, confdir=confdir, options=options,
+        on_capture=on_capture, on_ready=ready,
+    )  # fmt: skip
     try:
-        RecordingProxy(
-            host=host, port=port, upstream=upstream, directory=directory, confdir=confdir, options=options,
-            on_capture=on_capture, on_ready=ready,
-        ).run()  # fmt: skip
+        proxy.run()
     except OptionsError as exc:  # a bad --filter, say
         raise InputError(str(exc)) from None
     except SystemExit as exc:  # mitmproxy exits when it logged an error while starting
         if exc.code:
             raise InputError("mitmproxy could not start (see its messages above)") from None
         raise
-    err.print("stopped; every capture is closed")
+    if open_at_stop:
+        err.print(f"stopped; every capture is closed, {open_at_stop} of them mid-stream: their end line is "
+                  "`error`, \"proxy shut down while the stream was open\"")  # fmt: skip
+    else:
+        err.print("stopped; every capture is closed")
 
 
 @click.command()
@@ -114,7 +133,10 @@ def record(
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Capture file to write.")
 @click.option("--dir", "directory", type=click.Path(file_okay=False, path_type=Path), default=Path("captures"),
               show_default=True, help="Folder for the capture when -o is not given.")  # fmt: skip
-@click.option("--timeout", default=60.0, show_default=True, help="Seconds to wait for each read.")
+@click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+              metavar="SECONDS",
+              help="Seconds to wait for the connection, the response and each read of the body; when it fires, "
+                   "fetch gives up (exit code 124).")  # fmt: skip
 @click.option("--no-redact", is_flag=True, help="Write credentials as they are (never share such captures).")
 @click.option("-q", "--quiet", is_flag=True, help="Print only the capture's path.")
 @input_errors
@@ -124,11 +146,16 @@ def fetch(
 ) -> None:  # fmt: skip
     """Record one stream straight from its server (like curl -N), then show it.
 
+    Exit codes: 0 recorded, however the server ended the stream (a cut is what fetch is there to
+    catch), 124 fetch's own --timeout fired (the capture so far is kept and shown), 130 Ctrl-C (the
+    capture so far is kept, its path printed).
+
     Example: sse-inspect fetch https://api.openai.com/v1/chat/completions
     -H "Authorization: Bearer $OPENAI_API_KEY" -H "Content-Type: application/json"
     -d '{"model": "gpt-4o-mini", "stream": true, "messages": [{"role": "user", "content": "Hi"}]}'
     """
-    _require("httpx")
+    _require("httpx", FETCH_INSTALL_HINT)
+    from ..fetch import FetchInterrupted, FetchTimeout
     from ..fetch import fetch as fetch_capture
 
     pairs = []
@@ -141,26 +168,51 @@ def fetch(
     err = _render.console(stderr=True)
 
     live = not quiet and sys.stderr.isatty()
-    received = 0
+    received = chunks = 0
 
     def progress(t: float, chunk: bytes) -> None:
-        nonlocal received
+        nonlocal received, chunks
         received += len(chunk)
+        chunks += 1
         if live:  # one line, rewritten in place; nothing at all in a log
             sys.stderr.write(f"\r{t:8.3f} s  {received} bytes")
             sys.stderr.flush()
 
-    path = fetch_capture(
-        url, directory=directory, path=output, method=method or ("POST" if body is not None else "GET"),
-        headers=pairs, body=body, timeout=timeout, redactor=Redactor(enabled=not no_redact), on_chunk=progress,
-    )  # fmt: skip
+    def clear() -> None:
+        if live:
+            sys.stderr.write("\r\x1b[K")
+
+    timed_out = None
+    try:
+        path = fetch_capture(
+            url, directory=directory, path=output, method=method or ("POST" if body is not None else "GET"),
+            headers=pairs, body=body, timeout=timeout, redactor=Redactor(enabled=not no_redact), on_chunk=progress,
+        )  # fmt: skip
+    except FetchInterrupted as exc:  # Ctrl-C: the capture so far, and where it is
+        clear()
+        if exc.path is None:
+            raise Interrupted("interrupted before the response came; no capture written") from None
+        if quiet:
+            click.echo(str(exc.path))
+        so_far = f"{chunks} chunk{'' if chunks == 1 else 's'}, {received} bytes"
+        raise Interrupted(f"interrupted; the capture so far ({so_far}) is in {exc.path}") from None
+    except FetchTimeout as exc:
+        clear()
+        if exc.path is None:
+            raise TimedOut(exc.message) from None
+        path, timed_out = exc.path, exc.message
+    else:
+        clear()
     if quiet:
         click.echo(str(path))
-        return
-    if live:
-        sys.stderr.write("\r\x1b[K")
-    show(str(path))
-    err.print(f"capture written to {path}")
+    else:
+        try:
+            show(str(path))
+        except KeyboardInterrupt:
+            raise Interrupted(f"interrupted; capture written to {path}") from None
+        err.print(f"capture written to {path}")
+    if timed_out is not None:
+        raise TimedOut(f"{timed_out} (a longer --timeout waits longer)")
 
 
 def _body(data: str | None) -> bytes | None:

@@ -9,37 +9,41 @@ import click
 
 from .._analysis import analyze
 from .._capture import load_capture
+from .._rechunk import RechunkSpec
 from ..checks import Thresholds, parse_threshold, run_checks
 from ..report import html_report
 from . import _render
 from ._check import expand
-from ._params import InputError, dialect_option, input_errors
+from ._params import InputError, ThresholdParam, captures_argument, dialect_option, input_errors, rechunk_option
 
 __all__ = ["report"]
 
 
 @click.command()
-@click.argument("captures", nargs=-1, required=True, metavar="CAPTURE...")
+@captures_argument
 @click.option("-o", "--output", default="report.html", show_default=True, metavar="FILE",
               help="The HTML file to write (- for stdout).")  # fmt: skip
 @click.option("--title", default="sse-inspect report", show_default=True, help="The page's heading.")
-@click.option("--threshold", "threshold_texts", multiple=True, metavar="NAME=VALUE",
+@click.option("--threshold", "threshold_texts", multiple=True, type=ThresholdParam(), metavar="NAME=VALUE",
               help="Tune a timing threshold, as for check.")  # fmt: skip
 @dialect_option
+@rechunk_option
 @input_errors
 def report(captures: tuple[str, ...], output: str, title: str, threshold_texts: tuple[str, ...],
-           dialect: str | None) -> None:  # fmt: skip
+           dialect: str | None, rechunk: RechunkSpec | None) -> None:  # fmt: skip
     """Write one self-contained HTML report (no script, no network) to attach to a bug report.
 
     Per capture: request, status, streaming headers, verdict, findings with their fix, timing and
     the rebuilt answer; the timed captures' arrivals overlaid on one plot; for exactly two
     recordings of one stream (both sides of a proxy), what the hop held, event by event.
-    CAPTURE may be a file, a folder (its .jsonl and .sse files) or a glob.
+    CAPTURE may be a file, a folder (its .jsonl and .sse files) or a glob; --rechunk re-cuts each
+    before it is checked.
     """
     thresholds = Thresholds()
     for text in threshold_texts:
         thresholds = parse_threshold(thresholds, text)
-    checked = [run_checks(analyze(load_capture(p), dialect=dialect), thresholds=thresholds) for p in expand(captures)]
+    checked = [run_checks(analyze(load_capture(p), dialect=dialect, rechunk=rechunk), thresholds=thresholds)
+               for p in expand(captures)]  # fmt: skip
     page = html_report(checked, title=title)
     if output == "-":
         sys.stdout.write(page)

@@ -17,9 +17,9 @@ from .._errors import CaptureError
 from ._common import Found
 from ._curl import looks_like_curl_trace, read_curl_trace, write_curl_trace
 from ._flows import looks_like_flows, read_flows
-from ._har import looks_like_har, read_har, write_har
+from ._har import looks_like_har, read_har, require_body, write_har
 
-__all__ = ["EXPORTS", "Found", "choose", "export", "read_source", "sniff"]
+__all__ = ["EXPORTS", "Found", "choose", "export", "read_source", "require_body", "sniff"]
 
 EXPORTS = ("har", "raw", "curl-trace")
 _NAMES = {"har": "HAR file", "curl-trace": "curl trace", "mitmproxy-flows": "mitmproxy flow file"}
@@ -80,6 +80,7 @@ def sniff(data: bytes, path: str | None) -> Capture | None:
     kind, found = source
     chosen = choose(found, path=path)
     first = chosen[0]
+    require_body(first, path)
     warnings = first.capture.warnings
     if len(chosen) > 1:
         warnings += (

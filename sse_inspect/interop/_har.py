@@ -4,7 +4,9 @@ A HAR keeps a response's body whole and decoded (`content.text`, base64 when bin
 imported entry is untimed, and its Content-Encoding header is left out (named in the capture's
 `decoded` key) since the stored body is no longer encoded; `content.size` tells a UTF-8 text from
 mitmproxy's latin-1 one (its guess for a text/* body without a charset). `startedDateTime`, `time` and
-`timings` go to the capture's `har` key.
+`timings` go to the capture's `har` key. An entry saved without its body (no `content.text`, though
+`content.size` says it had bytes or it is an event stream) is marked `BODY_MISSING`, and reading it
+as a stream is an error naming the entry (`require_body`), never a complete, empty stream.
 
 `write_har` adds two fields that HAR allows for extensions (a leading underscore) and other tools
 ignore: `_sseChunks`, the body as it crossed the wire, one `[t, base64]` pair per chunk (`t` in
@@ -25,7 +27,11 @@ from .._capture import END_KINDS, FORMAT, Capture, Chunk, End, Request, Response
 from .._errors import CaptureError
 from ._common import Found, capture_meta, end_from_error
 
-__all__ = ["looks_like_har", "read_har", "write_har"]
+__all__ = ["BODY_MISSING", "looks_like_har", "read_har", "require_body", "write_har"]
+
+BODY_MISSING = "har_body_missing"
+"""The `extra` key of an entry whose response body the HAR does not hold (no `content.text`): it
+is read as an empty body, but `require_body` refuses to take it as a stream."""
 
 
 def looks_like_har(data: bytes) -> dict[str, Any] | None:
@@ -85,7 +91,10 @@ def _entry(entry: Any, index: int, source: str, path: str | None) -> Capture:
     if encoding is not None:
         headers = tuple((k, v) for k, v in headers if k.lower() != "content-encoding")
         extra["decoded"] = encoding
-    body = _content(res.get("content"), fail)
+    content = res.get("content")
+    body = _content(content, fail)
+    if _body_missing(content, headers):
+        extra[BODY_MISSING] = True
     error = res.get("_error")
     waited = _ms(timings, "send", "wait")
     received = _ms(timings, "send", "wait", "receive")
@@ -143,6 +152,29 @@ def _headers(value: Any, fail: Any) -> tuple[tuple[str, str], ...]:
     ):
         raise fail("headers must be a list of {name, value} string objects")
     return tuple((h["name"], h["value"]) for h in value)
+
+
+def _body_missing(content: Any, headers: tuple[tuple[str, str], ...]) -> bool:
+    """Whether the HAR left the response body out: no `content.text`, though the body was not empty
+    (`content.size` above 0) or is an event stream (DevTools often keep no body for a stream)."""
+    if isinstance(content, dict) and isinstance(content.get("text"), str):
+        return False
+    size = content.get("size") if isinstance(content, dict) else None
+    ctype = next((v for k, v in headers if k.lower() == "content-type"), "")
+    return (isinstance(size, int) and size > 0) or ctype.split(";")[0].strip().lower() == "text/event-stream"
+
+
+def require_body(found: Found, path: str | None) -> None:
+    """Raise a CaptureError when `found` is a HAR entry whose body the HAR does not hold: reading it
+    as a stream would show a complete, empty one."""
+    if not found.capture.extra.get(BODY_MISSING):
+        return
+    raise CaptureError(
+        f"HAR entry {found.label()} has no body: the HAR holds no response.content.text for it; save the HAR "
+        "again with bodies (Chrome: Network panel, right-click, \"Save all as HAR with content\"; Firefox: "
+        "\"Save All As HAR\"), or record the stream with `sse-inspect fetch` or `sse-inspect record`",
+        path=path,
+    )
 
 
 def _content(content: Any, fail: Any) -> bytes:
