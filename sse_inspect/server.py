@@ -9,6 +9,12 @@ Several captures: a request goes to the capture whose URL path equals its path; 
 no capture has gets the captures in turn (round-robin). Request bodies are read and
 dropped a piece at a time, never held; each connection is its own task, so a slow or
 vanished client stalls no other.
+
+Browsers: with `cors` (the default) a request that carries an `Origin` gets
+`Access-Control-Allow-Origin: *` in place of any recorded `Access-Control-*` header, and a CORS
+preflight (`OPTIONS` with `Access-Control-Request-Method`) is answered 204 with what it asked
+for, without replaying anything; so a page's `EventSource` or `fetch()` reads a replay from any
+origin, as a browser app under test must. No credentials are allowed: a replay holds no session.
 """
 
 from __future__ import annotations
@@ -59,12 +65,15 @@ class ReplayServer:
         port: int = 0,
         speed: float | None = 1.0,
         rechunk_spec: RechunkSpec | None = None,
+        cors: bool = True,
     ) -> None:
         if not captures:
             raise ValueError("a replay server needs at least one capture")
         self.host, self.port = host, port
         self.speed = speed
         """1 = original timing, 10 = ten times faster, None or 0 = no waiting at all."""
+        self.cors = cors
+        """Answer browsers' CORS preflights and let any origin read a replay."""
         self.routes = [
             _Route(c, tuple(rechunk(c.chunks, rechunk_spec) if rechunk_spec else c.chunks), _path(c))
             for c in captures
@@ -113,7 +122,12 @@ class ReplayServer:
                 while not isinstance(await _next_event(conn, reader), h11.EndOfMessage | h11.ConnectionClosed):
                     pass  # the request body is read and dropped a piece at a time
                 arrived = asyncio.get_running_loop().time()
-                if not await self._respond(conn, writer, self.route(request.target.decode("latin-1")), arrived):
+                origin = _header(request, b"origin") is not None and self.cors
+                if origin and request.method == b"OPTIONS" and _header(request, b"access-control-request-method"):
+                    await _send(writer, conn.send(_preflight(request)))
+                    await _send(writer, conn.send(h11.EndOfMessage()))
+                elif not await self._respond(conn, writer, self.route(request.target.decode("latin-1")), arrived,
+                                             cors=origin):  # fmt: skip
                     return
                 if conn.our_state is h11.MUST_CLOSE:
                     return
@@ -124,14 +138,20 @@ class ReplayServer:
             self._tasks.discard(task)
             writer.close()
 
-    async def _respond(self, conn: h11.Connection, writer: asyncio.StreamWriter, route: _Route, arrived: float) -> bool:
-        """Send one replay; False when the connection must be dropped (an abrupt end)."""
+    async def _respond(
+        self, conn: h11.Connection, writer: asyncio.StreamWriter, route: _Route, arrived: float, *, cors: bool = False
+    ) -> bool:
+        """Send one replay; False when the connection must be dropped (an abrupt end). `cors`: the
+        request came from a browser page, which may read it from any origin."""
         self.served += 1
         capture = route.capture
         response = capture.response
         headers = [(k, v) for k, v in (response.headers if response else ()) if k.lower() not in HOP_BY_HOP]
         if response is None:
             headers = [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")]
+        if cors:
+            headers = [(k, v) for k, v in headers if not k.lower().startswith("access-control-")]
+            headers += [("Access-Control-Allow-Origin", "*"), ("Access-Control-Expose-Headers", "*")]
         await self._wait(arrived, response.t if response else None)
         status = response.status if response else 200
         reason = (response.reason if response else "OK") or ""
@@ -153,6 +173,22 @@ class ReplayServer:
         delay = arrived + t / self.speed - asyncio.get_running_loop().time()
         if delay > 0:
             await asyncio.sleep(delay)
+
+
+def _header(request: h11.Request, name: bytes) -> bytes | None:
+    """A request header's value (h11 gives names in lower case), or None."""
+    return next((v for k, v in request.headers if k == name), None)
+
+
+def _preflight(request: h11.Request) -> h11.Response:
+    """The answer to a CORS preflight: yes to the method and headers it asks for, from any origin."""
+    method = _header(request, b"access-control-request-method") or b"GET"
+    headers = [(b"Access-Control-Allow-Origin", b"*"), (b"Access-Control-Allow-Methods", method),
+               (b"Access-Control-Max-Age", b"600"), (b"Content-Length", b"0")]  # fmt: skip
+    asked = _header(request, b"access-control-request-headers")
+    if asked:
+        headers.append((b"Access-Control-Allow-Headers", asked))
+    return h11.Response(status_code=204, headers=headers)
 
 
 def _path(capture: Capture) -> str:

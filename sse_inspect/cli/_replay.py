@@ -204,9 +204,12 @@ def _replay_live(analysis: Analysis, pace: Pace, console: Console) -> None:
 @speed_option
 @instant_option
 @rechunk_option
+@click.option("--cors/--no-cors", default=True, show_default=True,
+              help="Let browser pages on any origin read the replays (answer CORS preflights, send "
+                   "Access-Control-Allow-Origin: *); --no-cors sends the recorded headers only.")  # fmt: skip
 @input_errors
 def serve(captures: tuple[str, ...], host: str, port: int, speed: float, instant: bool,
-          rechunk: RechunkSpec | None) -> None:  # fmt: skip
+          rechunk: RechunkSpec | None, cors: bool) -> None:  # fmt: skip
     """Serve captures over HTTP/1.1: any request, any method, gets the recorded stream.
 
     A request goes to the capture whose URL path equals its path; any other path gets the
@@ -222,7 +225,8 @@ def serve(captures: tuple[str, ...], host: str, port: int, speed: float, instant
     if not _loopback(host):
         err.print(f"[bold yellow]warning:[/] listening on {host}, reachable from other machines: captures may hold "
                   "prompts and answers")  # fmt: skip
-    server = ReplayServer(loaded, host=host, port=port, speed=None if instant else speed, rechunk_spec=rechunk)
+    server = ReplayServer(loaded, host=host, port=port, speed=None if instant else speed, rechunk_spec=rechunk,
+                          cors=cors)  # fmt: skip
 
     async def run() -> None:
         await server.start()
