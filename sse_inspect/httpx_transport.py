@@ -52,7 +52,11 @@ if TYPE_CHECKING:
 
     _Bases: tuple[type, ...] = (httpx.BaseTransport, httpx.AsyncBaseTransport)
 else:
-    _Bases = tuple(base for p in PACKAGES.values() for base in (p.BaseTransport, p.AsyncBaseTransport))
+    # One package's base classes only: the httpx2 SDKs refuse any object with an httpx class in its
+    # MRO ("this SDK uses httpx2"), while httpx's clients take any object with the methods. So
+    # httpx2's bases when it is installed, and the transport still serves httpx clients beside it.
+    _base_package = PACKAGES.get("httpx2") or PACKAGES["httpx"]
+    _Bases = (_base_package.BaseTransport, _base_package.AsyncBaseTransport)
 
 
 class _Flavor:
