@@ -48,10 +48,12 @@ class Finding:
     offset: int | None = None
     evidence: dict[str, Any] = field(default_factory=dict)
     """The numbers behind the message, for --json."""
+    advice: str | None = None
+    """A fix for this case when the code's own would mislead (a stream the client left is no hop's doing)."""
 
     @property
     def fix(self) -> str:
-        return CODES[self.code].fix
+        return self.advice or CODES[self.code].fix
 
     def __repr__(self) -> str:
         return f"<Finding {self.severity} {self.code}: {self.message}>"

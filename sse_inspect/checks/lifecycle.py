@@ -129,14 +129,20 @@ class LifecycleProbe(Observer):
         ans = a.answer
         end = ctx.capture.end
         unterminated = any(n.kind == "unterminated-event" for n in a.notices)
+        advice = None
         if ans.errors:
             how = f"the stream ended after the in-band error at event #{ans.errors[-1].event_index}"
         elif end is None:
             how = "the recording stopped first"
+            advice = ("the recording was cut off (the recorder stopped or was killed before the stream ended), "
+                      "so this capture cannot tell whether the stream was complete: record it again")
         elif end.kind == "server-disconnected":
             how = "the connection was cut mid-stream" + (f" ({end.error})" if end.error else "")
         elif end.kind == "client-disconnected":
-            how = "the client went away first"
+            how = "the client went away first" + (f" ({end.error})" if end.error else "")
+            advice = ("the client closed the connection (its read timeout, a user's cancel, or the recorder's own "
+                      "--timeout or Ctrl-C): no hop cut this stream; record again with a longer timeout, or find "
+                      "why the client gave up")
         elif end.kind == "error":
             how = "the stream failed" + (f": {end.error}" if end.error else "")
         elif unterminated:
@@ -152,6 +158,7 @@ class LifecycleProbe(Observer):
             event_index=last.index if last else None,
             message=f"no {ans.end_marker} after {_events(a.timing.events)}: {how}",
             evidence={"end": end.kind if end else None, "finish_reason": ans.finish_reason},
+            advice=advice,
         )
 
     def _sentinels(self, dialect: str) -> Iterator[Finding]:

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from sse_inspect import Capture, analyze, parse_capture
-from sse_inspect.checks import CODES, Finding, Severity, run_checks
+from sse_inspect import Capture, Chunk, End, Request, analyze, parse_capture
+from sse_inspect.checks import CODES, Finding, Severity, check_capture, run_checks
 
 from . import timelines as T
 
@@ -256,7 +256,7 @@ def test_trigger(case: Case) -> None:
     for piece in case.evidence:
         assert piece in first.message
     if first.severity > Severity.INFO:
-        assert first.fix == CODES[case.code].fix
+        assert first.fix == (first.advice or CODES[case.code].fix) and first.fix
 
 
 @pytest.mark.parametrize("case", NEAR_MISSES, ids=[f"{c.code}:{c.id}" for c in NEAR_MISSES])
@@ -304,3 +304,26 @@ def test_an_error_event_explains_the_missing_marker() -> None:
     bad = {f.code: f.message for f in findings(capture) if f.severity > Severity.INFO}
     assert "error-event" in bad
     assert "hop or recorder dropped it" not in bad.get("missing-end-marker", "")
+
+
+# -- missing-end-marker's fix follows how the stream ended ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("end", "says"),
+    [
+        (End(kind="client-disconnected", t=0.5, error="fetch's own --timeout 1 s"), "no hop cut this stream"),
+        (None, "record it again"),
+        (End(kind="server-disconnected", t=0.5, error="peer closed"), "find the hop that closed the connection"),
+    ],
+)
+def test_missing_end_marker_advice_follows_the_end(end: End | None, says: str) -> None:
+    """A stream the client (or fetch's own timeout, or Ctrl-C) left is no hop's doing: its fix must not
+    send the user hunting for one; a server-side cut keeps the code's own fix."""
+    events = [b'data: {"choices": [{"index": 0, "delta": {"content": "hi"}}]}\n\n']
+    capture = Capture(chunks=(Chunk(0.1, events[0]),), end=end,
+                      request=Request(method="POST", url="https://api.openai.com/v1/chat/completions"))  # fmt: skip
+    [finding] = [f for f in check_capture(capture).findings if f.code == "missing-end-marker"]
+    assert says in finding.fix
+    if end is not None and end.kind == "client-disconnected":
+        assert "find the hop" not in finding.fix and end.error in finding.message
