@@ -1,6 +1,6 @@
 """The mitmproxy addon: records every event-stream response, chunk by chunk, as it passes.
 
-    mitmdump -s addons/sse_capture.py --set sse_capture_dir=./captures
+    mitmdump --listen-host 127.0.0.1 -s addons/sse_capture.py --set sse_capture_dir=./captures
 
 It never holds a byte back and never breaks traffic: the stream callable hands every
 chunk on unchanged, and a recording that fails (disk full, folder gone) is dropped with

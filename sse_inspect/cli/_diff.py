@@ -18,7 +18,7 @@ from .._events import Event
 from .._rechunk import RechunkSpec
 from . import _render
 from ._json import dumps, event_json
-from ._params import InputError, dialect_option, input_errors, json_option, rechunk_option
+from ._params import InputError, dialect_option, input_errors, json_option, rechunk_option, stdin_note
 
 __all__ = ["diff"]
 
@@ -29,8 +29,8 @@ CONTEXT = 40
 
 
 @click.command()
-@click.argument("a", metavar="A")
-@click.argument("b", metavar="[B]", required=False)
+@click.argument("a", metavar="A", callback=stdin_note)
+@click.argument("b", metavar="[B]", required=False, callback=stdin_note)
 @click.option("--by", type=click.Choice(["text", "events", "timing"]), default="text", show_default=True,
               help="Compare the rebuilt answers, the events, or when the events arrived.")  # fmt: skip
 @click.option("--hold-ms", type=click.FloatRange(min=0), default=HOLD_THRESHOLD * 1000, show_default=True,
