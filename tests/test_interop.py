@@ -15,6 +15,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from itertools import pairwise
 from pathlib import Path
 
@@ -30,7 +31,13 @@ from .recording_fixtures import StartProxy
 from .sse_server import Script, SSEServer, Write
 
 CURL = shutil.which("curl")
-needs_curl = pytest.mark.skipif(CURL is None, reason="curl is not installed")
+
+
+def needs_curl(test: Callable[..., None]) -> Callable[..., None]:
+    """A test that runs curl: skipped without it, and a real process (e2e)."""
+    return pytest.mark.e2e(pytest.mark.skipif(CURL is None, reason="curl is not installed")(test))
+
+
 PATH = "/v1/chat/completions"
 PROMPT = json.dumps({"model": "gpt-4o-mini", "stream": True, "messages": [{"role": "user", "content": "Hi"}]})
 WRITES = [

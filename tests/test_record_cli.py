@@ -370,6 +370,7 @@ def test_record_lines_name_the_whole_capture_path(start_record: StartRecord, ser
     assert any(line.endswith(f"trust {ca}") for line in recorder.log().splitlines())
 
 
+@pytest.mark.e2e  # starts `sse-inspect record`
 def test_record_port_in_use(tmp_path: Path) -> None:
     """Another proxy already holds the port (a forgotten mitmdump, a second `record`): exit 2 with
     one line, not mitmproxy's startup error and exit 1."""
@@ -379,6 +380,7 @@ def test_record_port_in_use(tmp_path: Path) -> None:
     assert line.startswith(f"Error: cannot listen on 127.0.0.1:{port}"), line
 
 
+@pytest.mark.e2e  # starts `sse-inspect record`
 def test_record_bad_filter(tmp_path: Path) -> None:
     """A typo in `--filter` (an unbalanced parenthesis): exit 2 with one line naming the expression,
     before anything listens."""
@@ -386,6 +388,7 @@ def test_record_bad_filter(tmp_path: Path) -> None:
     assert line.startswith("Error:") and "~q ((" in line, line
 
 
+@pytest.mark.e2e  # starts `sse-inspect record`
 def test_record_bad_upstream(tmp_path: Path) -> None:
     """A typo in `--upstream` (a scheme mitmproxy cannot reverse-proxy to): exit 2 with one line
     naming the problem, as for every other bad option."""

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 from click.testing import CliRunner
 
 from sse_inspect import Capture, Chunk, End, Request, Response, dump_capture
@@ -93,6 +94,7 @@ def test_replay_in_a_real_terminal(tmp_path: Path) -> None:
     assert "Hello" in text and "6/6 events" in text and "\x1b[" in text
 
 
+@pytest.mark.e2e  # starts `sse-inspect serve`
 def test_serve_prints_its_url_serves_and_stops(tmp_path: Path) -> None:
     path = paced_capture(tmp_path)
     proc = subprocess.Popen([sys.executable, "-m", "sse_inspect", "serve", str(path), "--port", "0", "--instant"],
@@ -110,6 +112,7 @@ def test_serve_prints_its_url_serves_and_stops(tmp_path: Path) -> None:
     assert "stopped after 1 replay(s)" in err.decode()
 
 
+@pytest.mark.e2e  # starts `sse-inspect serve`
 def test_serve_warns_off_loopback_and_refuses_a_taken_port(tmp_path: Path) -> None:
     path = paced_capture(tmp_path)
     proc = subprocess.Popen([sys.executable, "-m", "sse_inspect", "serve", str(path), "--host", "0.0.0.0", "--port", "0"],
