@@ -179,10 +179,11 @@ def test_records_exact_bytes_request_and_response(start_proxy: StartProxy, serve
 
 
 def test_chunk_times_follow_the_servers_schedule(start_proxy: StartProxy, server: SSEServer) -> None:
-    """Tokens generated 150 ms apart: each chunk's `t` is when it really passed, so the gaps in the
-    capture match the gaps at which the server wrote (what "time between tokens" is computed from)."""
+    """Tokens generated 300 ms apart: each chunk's `t` is when it really passed, so the gaps in the
+    capture match the gaps at which the server wrote (what "time between tokens" is computed from),
+    within half a gap: room for a busy machine, none for times taken anywhere but as chunks pass."""
     events = chat_events("one", "two", "three", "four")
-    server.routes["/s"] = Script.events(*events, interval=0.15)
+    server.routes["/s"] = Script.events(*events, interval=0.3)
     proxy = start_proxy()
 
     assert stream(proxy, server.url("/s")) == b"".join(events)
@@ -195,8 +196,8 @@ def test_chunk_times_follow_the_servers_schedule(start_proxy: StartProxy, server
     assert all(a < b for a, b in pairwise(times)), times
     sent = server.request("/s").sent
     for (t0, t1), (s0, s1) in zip(pairwise(times), pairwise(sent), strict=True):
-        assert abs((s1 - s0) - 0.15) < 0.08, sent
-        assert abs((t1 - t0) - (s1 - s0)) < 0.08, (times, sent)
+        assert s1 - s0 >= 0.3, sent
+        assert abs((t1 - t0) - (s1 - s0)) < 0.15, (times, sent)
 
 
 def test_no_buffering_and_each_chunk_written_as_it_is_forwarded(start_proxy: StartProxy, server: SSEServer) -> None:
