@@ -26,7 +26,9 @@ pytest_plugins = ["pytester"]
 E2E_FIXTURES = frozenset({"start_proxy", "start_record", "chromium", "nginx_runs", "lab", "gzip_app"})
 """Fixtures that start real processes (or servers: uvicorn for `gzip_app`)."""
 
-REAL_PROGRAMS = frozenset({"mitmdump", "mitmproxy", "mitmweb", "nginx", "chromium", "chromium-browser", "curl", "uvicorn"})
+REAL_PROGRAMS = frozenset(
+    {"mitmdump", "mitmproxy", "mitmweb", "nginx", "chromium", "chromium-browser", "curl", "uvicorn"}
+)
 SERVING_COMMANDS = frozenset({"serve", "record"})
 """`sse-inspect` commands that run a server (record: mitmproxy inside)."""
 
@@ -61,7 +63,9 @@ def _audit(event: str, args: tuple[object, ...]) -> None:
     if event == "subprocess.Popen" and _unmarked is not None:
         what = real_process(args[1])
         if what is not None:
-            raise RuntimeError(f"{_unmarked} starts {what}: mark it e2e (pytestmark = pytest.mark.e2e, or use a fixture in E2E_FIXTURES)")
+            raise RuntimeError(
+                f"{_unmarked} starts {what}: mark it e2e (`pytestmark = pytest.mark.e2e`, or a fixture in E2E_FIXTURES)"
+            )
 
 
 sys.addaudithook(_audit)
