@@ -24,16 +24,16 @@ from .helpers import ROOT
 CAPTURE = ROOT / "captures" / "openai-chat-text.jsonl"
 
 
-def paced_capture(tmp_path: Path, text: bytes = b"Hello") -> Path:
-    """Five tokens 40 ms apart, as a model streams them."""
+def paced_capture(tmp_path: Path, text: bytes = b"Hello", pause: float = 0.0) -> Path:
+    """Five tokens 40 ms apart, as a model streams them; `[DONE]` `pause` s later than 0.3 s in."""
     tokens = [text[i : i + 1] for i in range(len(text))]
     chunks = tuple(
         Chunk(0.05 + 0.04 * i, b'data: {"choices":[{"index":0,"delta":{"content":"' + tok + b'"}}]}\n\n')
         for i, tok in enumerate(tokens)
-    ) + (Chunk(0.3, b"data: [DONE]\n\n"),)
+    ) + (Chunk(0.3 + pause, b"data: [DONE]\n\n"),)
     capture = Capture(chunks=chunks, request=Request(method="POST", url="http://api.test/v1/chat/completions"),
                       response=Response(headers=(("Content-Type", "text/event-stream"),), t=0.04),
-                      end=End(kind="complete", t=0.31))  # fmt: skip
+                      end=End(kind="complete", t=0.31 + pause))  # fmt: skip
     path = tmp_path / "paced.jsonl"
     path.write_text(dump_capture(capture))
     return path
@@ -46,15 +46,23 @@ def test_replay_piped_prints_the_answer() -> None:
 
 
 def test_replay_keeps_the_timing(tmp_path: Path) -> None:
-    path = paced_capture(tmp_path)
-    started = time.monotonic()
-    result = CliRunner().invoke(cli, ["replay", str(path)])
-    elapsed = time.monotonic() - started
-    assert result.stdout == "Hello\n"
-    assert 0.25 <= elapsed < 1.5
-    started = time.monotonic()
-    CliRunner().invoke(cli, ["replay", "--speed", "10", str(path)])
-    assert time.monotonic() - started < 0.25
+    """`replay` waits as the model did, and `--speed` divides the waits. With a 1 s pause before
+    `[DONE]` (1.3 s in): the original timing takes at least that long, `--speed 10` at least a
+    tenth of it and clearly less than the original (the 1.1 s it saves, with a 0.6 s margin for a
+    busy machine, not a bound of milliseconds)."""
+    path = paced_capture(tmp_path, pause=1.0)
+
+    def replay(*args: str) -> tuple[str, float]:
+        started = time.monotonic()
+        result = CliRunner().invoke(cli, ["replay", *args, str(path)])
+        assert result.exit_code == 0, result.stderr
+        return result.stdout, time.monotonic() - started
+
+    (original, t_original), (fast, t_fast) = replay(), replay("--speed", "10")
+    assert original == fast == "Hello\n"
+    assert t_original >= 1.25, t_original
+    assert t_fast >= 0.125, t_fast
+    assert t_fast < t_original - 0.6, (t_fast, t_original)
 
 
 def test_replay_events_and_raw(tmp_path: Path) -> None:
@@ -95,6 +103,7 @@ def test_replay_in_a_real_terminal(tmp_path: Path) -> None:
     assert "Hello" in text and "6/6 events" in text and "\x1b[" in text
 
 
+@pytest.mark.e2e  # starts `sse-inspect serve`
 def test_serve_prints_its_url_serves_and_stops(tmp_path: Path) -> None:
     path = paced_capture(tmp_path)
     proc = subprocess.Popen([sys.executable, "-m", "sse_inspect", "serve", str(path), "--port", "0", "--instant"],
@@ -112,6 +121,7 @@ def test_serve_prints_its_url_serves_and_stops(tmp_path: Path) -> None:
     assert "stopped after 1 replay(s)" in err.decode()
 
 
+@pytest.mark.e2e  # starts `sse-inspect serve`
 def test_serve_warns_off_loopback_and_refuses_a_taken_port(tmp_path: Path) -> None:
     path = paced_capture(tmp_path)
     proc = subprocess.Popen([sys.executable, "-m", "sse_inspect", "serve", str(path), "--host", "0.0.0.0", "--port", "0"],
