@@ -31,6 +31,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Self
 
+from ._decoding import zstd_reader
 from ._errors import CaptureError
 from ._fastjson import encode_string, loads, scan
 
@@ -577,15 +578,13 @@ class _Decoded(io.RawIOBase):
         self._zstd_error: type[Exception] = zlib.error
         if encoding == "zstd":
             try:
-                import zstandard  # type: ignore[import-not-found]
+                self._zstd, self._zstd_error = zstd_reader(f)
             except ImportError:
                 raise CaptureError(
-                    "zstd-compressed data: reading it needs the zstandard package",
+                    "zstd-compressed data: reading it needs a zstd decoder",
                     path=path,
-                    hint="pip install zstandard, or decompress it first (zstd -d)",
+                    hint="pip install backports.zstd (or zstandard), or decompress it first (zstd -d)",
                 ) from None
-            self._zstd = zstandard.ZstdDecompressor().stream_reader(f, read_across_frames=True, closefd=False)
-            self._zstd_error = zstandard.ZstdError
 
     def readable(self) -> bool:
         return True
@@ -595,9 +594,13 @@ class _Decoded(io.RawIOBase):
             return 0
         n = len(buffer)
         try:
-            data = self._zstd.read(n) if self._zstd is not None else self._gzip(n)
+            # read1: what has decoded, not a wait for n bytes (which a cut-off frame would turn into an error)
+            data = self._zstd.read1(n) if self._zstd is not None else self._gzip(n)
         except (zlib.error, self._zstd_error) as exc:
             self.problem = f"the {self.encoding} data is corrupt ({exc}); what decoded before that is read"
+            return 0
+        except EOFError:  # the standard library's zstd reader on a cut-off frame
+            self.problem = f"the {self.encoding} data is cut off before its end; what decoded is read"
             return 0
         buffer[: len(data)] = data
         return len(data)

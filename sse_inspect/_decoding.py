@@ -1,16 +1,40 @@
 """Undo a response's Content-Encoding chunk by chunk, so compressed streams keep their timing.
 
 A recorder stores the bytes as they crossed the wire; mitmproxy does not decode a streamed
-body. gzip and deflate come from zlib; br and zstd from the `brotli` and `zstandard`
-packages when they are installed (mitmproxy depends on both).
+body. gzip and deflate come from zlib; br from the `brotli` package and zstd from the first
+of the standard library's `compression.zstd` (Python 3.14), its backport `backports.zstd`
+(mitmproxy 12 depends on it) and `zstandard` (mitmproxy 11 does) that is installed.
 """
 
 from __future__ import annotations
 
+import importlib
 import zlib
-from typing import Any, Protocol
+from types import ModuleType
+from typing import Any, BinaryIO, Protocol
 
-__all__ = ["BodyDecoder", "ContentDecodingError"]
+__all__ = ["BodyDecoder", "ContentDecodingError", "zstd_module", "zstd_reader"]
+
+_ZSTD_MODULES = ("compression.zstd", "backports.zstd", "zstandard")
+
+
+def zstd_module() -> ModuleType:
+    """The zstd implementation at hand (see the module's docstring); ImportError when there is none."""
+    for name in _ZSTD_MODULES:
+        try:
+            return importlib.import_module(name)
+        except ImportError:
+            continue
+    raise ImportError("no zstd decoder: pip install backports.zstd (or zstandard)")
+
+
+def zstd_reader(f: BinaryIO) -> tuple[Any, type[Exception]]:
+    """A file object reading `f` decoded, across frames, and the error it raises on corrupt data."""
+    module = zstd_module()
+    if hasattr(module, "ZstdFile"):  # the standard library's API (PEP 784) and its backport
+        return module.ZstdFile(f, mode="rb"), module.ZstdError
+    reader = module.ZstdDecompressor().stream_reader(f, read_across_frames=True, closefd=False)
+    return reader, module.ZstdError
 
 
 class ContentDecodingError(ValueError):
@@ -60,16 +84,26 @@ class _Brotli:
 
 class _Zstd:
     def __init__(self) -> None:
-        import zstandard  # type: ignore[import-not-found]
+        self._m = zstd_module()
+        self._error = self._m.ZstdError
+        self._d: Any = self._new()
 
-        self._d = zstandard.ZstdDecompressor().decompressobj()
-        self._error = zstandard.ZstdError
+    def _new(self) -> Any:
+        if hasattr(self._m, "ZstdFile"):  # the standard library's API (PEP 784) and its backport
+            return self._m.ZstdDecompressor()
+        return self._m.ZstdDecompressor().decompressobj()
 
     def decode(self, data: bytes) -> bytes:
+        out = []
         try:
-            return self._d.decompress(data)
+            while data:  # a decompressor reads one frame: the next frame gets a new one
+                if self._d.eof:
+                    self._d = self._new()
+                out.append(self._d.decompress(data))
+                data = self._d.unused_data if self._d.eof else b""
         except self._error as exc:
             raise ContentDecodingError(str(exc)) from None
+        return b"".join(out)
 
     def flush(self) -> bytes:
         return b""

@@ -82,3 +82,29 @@ def test_unknown_encoding_is_left_as_sent() -> None:
     assert "unknown content encoding 'snappy'" in analysis.notices[0].message
     with pytest.raises(ContentDecodingError):
         BodyDecoder("snappy")
+
+
+def zstd_frames(parts: list[bytes]) -> list[bytes]:
+    """One zstd frame per part, by the implementation installed (zstandard, or backports.zstd / the
+    standard library's `compression.zstd`): a server flushing a frame per event."""
+    from sse_inspect._decoding import zstd_module
+
+    module = zstd_module()
+    if hasattr(module, "ZstdFile"):
+        return [module.compress(p) for p in parts]
+    return [module.ZstdCompressor().compress(p) for p in parts]
+
+
+@pytest.mark.parametrize("cut", [1, 7, 64, 10_000])
+def test_zstd_frames_decode_at_any_cut(cut: int) -> None:
+    """Content-Encoding: zstd on both stacks (mitmproxy 11 brings zstandard, 12 backports.zstd): frame
+    after frame, cut anywhere, the events come out whole."""
+    wire = b"".join(zstd_frames([EVENTS[:300], EVENTS[300:600], EVENTS[600:]]))
+    decoder = BodyDecoder("zstd")
+    out = b"".join(decoder.decode(wire[i : i + cut]) for i in range(0, len(wire), cut)) + decoder.flush()
+    assert out == EVENTS
+
+
+def test_corrupt_zstd_is_a_decoding_error() -> None:
+    with pytest.raises(ContentDecodingError):
+        BodyDecoder("zstd").decode(b"\x28\xb5\x2f\xfd" + b"\xff" * 32)

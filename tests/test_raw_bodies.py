@@ -183,12 +183,41 @@ def test_a_cut_gzip_keeps_what_decoded_and_says_so(tmp_path: Path) -> None:
     assert code == 0 and "cut off before its end" in out + err
 
 
+def zstd_frames(*parts: bytes) -> bytes:
+    """`parts` compressed as one zstd frame each, by whichever zstd implementation is installed."""
+    from sse_inspect._decoding import zstd_module
+
+    module = zstd_module()
+    if hasattr(module, "ZstdFile"):
+        return b"".join(module.compress(p) for p in parts)
+    return b"".join(module.ZstdCompressor().compress(p) for p in parts)
+
+
 def test_zstd_body_is_read_decoded(tmp_path: Path) -> None:
-    zstandard = pytest.importorskip("zstandard")
+    """zstd from the implementation each stack has (mitmproxy 11 brings zstandard, 12 backports.zstd),
+    across frames, whole and streamed."""
     path = tmp_path / "body.sse.zst"
-    path.write_bytes(zstandard.ZstdCompressor().compress(OPENAI))
+    half = len(OPENAI) // 2
+    path.write_bytes(zstd_frames(OPENAI[:half], OPENAI[half:]))
     capture = load_capture(path)
     assert capture.body == OPENAI and capture.warnings == ("zstd-compressed file: read decoded",)
+    with open_capture(path) as stream:
+        assert b"".join(c.data for c in stream) == OPENAI
+
+
+def test_zstd_cut_off_reads_what_decoded(tmp_path: Path) -> None:
+    """A zstd file cut inside its second frame reads its first frame whole; where the implementation
+    tells a cut (the standard library's API, backports.zstd) it says so."""
+    from sse_inspect._decoding import zstd_module
+
+    half = len(OPENAI) // 2
+    first, second = zstd_frames(OPENAI[:half]), zstd_frames(OPENAI[half:])
+    path = tmp_path / "body.sse.zst"
+    path.write_bytes(first + second[: len(second) // 2])
+    capture = load_capture(path)
+    assert capture.body.startswith(OPENAI[:half]) and OPENAI.startswith(capture.body)
+    if hasattr(zstd_module(), "ZstdFile"):
+        assert "the zstd data is cut off before its end; what decoded is read" in capture.warnings
 
 
 def test_gzip_is_decoded_in_flat_memory(tmp_path: Path) -> None:
