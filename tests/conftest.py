@@ -13,6 +13,7 @@ or `record`) is marked `e2e`, so that `pytest -m "not e2e"` is a fast inner loop
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Generator
 from pathlib import Path
@@ -22,6 +23,12 @@ import pytest
 from .recording_fixtures import server, start_proxy  # noqa: F401  (fixtures, registered by being here)
 
 pytest_plugins = ["pytester"]
+
+# A shell starts a background job (`pytest ... &`, a CI runner's detached script) with SIGINT ignored,
+# and an ignored signal stays ignored across exec: the Ctrl-C tests' children would never see theirs.
+# A handler of our own is reset to the default at exec, so every child gets SIGINT as a terminal's.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 E2E_FIXTURES = frozenset({"start_proxy", "start_record", "chromium", "nginx_runs", "lab", "gzip_app"})
 """Fixtures that start real processes (or servers: uvicorn for `gzip_app`)."""
