@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+
 import re
 import socket
 import subprocess
@@ -125,3 +127,10 @@ def wait_listening(port: int, process: subprocess.Popen[bytes], what: str, log: 
         except OSError:
             time.sleep(0.05)
     raise AssertionError(f"{what} not listening on {port} after {timeout} s:\n{log()}")
+
+
+INTERRUPTED = (130, -signal.SIGINT)
+"""How a CLI process stopped by Ctrl-C ends: exit 130, or killed by SIGINT, which a shell reports as
+130 too. CPython takes the second way when the Ctrl-C lands during an import (seen under strace:
+our `interrupted` line is written, then the interpreter resets SIGINT and sends it to itself), so a
+busy machine, where imports are slow, sees both."""
