@@ -88,6 +88,16 @@ class End:
     error: str | None = None
 
 
+def abrupt_end(end: End | None) -> str | None:
+    """Why a replay of a stream that ended with `end` must end abruptly, as a cut connection does
+    (it did not end cleanly, or the recording was cut off first: no end line), or None."""
+    if end is not None and end.kind == "complete":
+        return None
+    if end is None:
+        return "recording cut off"
+    return f"{end.kind}: {end.error}" if end.error else end.kind
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Request:
     method: str = "GET"
@@ -298,17 +308,8 @@ class CaptureStream:
         self.path = path
         self.size = size
         self._iterated = False
-        self._decoded: _Decoded | None = None
         try:
-            notes: list[str] = []
-            for _ in range(_NESTED_ENCODINGS):
-                encoding = _sniff_magic(_peek(self._f), path)
-                if encoding is None:
-                    break
-                self._decoded = _Decoded(self._f, encoding, path)
-                self._f = io.BufferedReader(self._decoded)  # type: ignore[assignment]
-                notes.append(f"{encoding}-compressed file: read decoded")
-            self._notes = tuple(notes)
+            self._f, self._decoders = _decompressed(f, path)
             first = self._f.readline(RAW_PIECE)
             if _is_capture_header(first) and not first.endswith(b"\n"):
                 first += self._f.readline()  # a header line longer than a piece (a long prompt)
@@ -323,8 +324,9 @@ class CaptureStream:
                 self._pieces = whole.chunks
             else:
                 if not first:
-                    problem = self._decoded.problem if self._decoded is not None else None
-                    raise CaptureError(problem or "empty file: neither a capture nor an event stream", path=path)
+                    problems = _problems(self._decoders)
+                    raise CaptureError(problems[-1] if problems else "empty file: neither a capture nor an event stream",
+                                       path=path)  # fmt: skip
                 self._raw_notes = raw_warnings(first if len(first) >= _SAMPLE else first + _peek(self._f))
                 self.capture = Capture(timed=False, raw=True, path=path, recorder="raw body", end=End(kind="complete"),
                                        warnings=self._warnings(self._raw_notes))  # fmt: skip
@@ -338,8 +340,7 @@ class CaptureStream:
 
     def _warnings(self, more: Iterable[str] = ()) -> tuple[str, ...]:
         """What decoding noted (and found wrong, once read), then `more`."""
-        problem = self._decoded.problem if self._decoded is not None else None
-        return (*self._notes, *((problem,) if problem else ()), *more)
+        return (*_decoding_notes(self._decoders), *more)
 
     def __enter__(self) -> Self:
         return self
@@ -381,13 +382,13 @@ class CaptureStream:
 
     def _raw(self, first: bytes) -> Iterator[Chunk]:
         piece = first + self._f.read(RAW_PIECE - len(first)) if len(first) < RAW_PIECE else first
-        interactive = self._decoded is None and _isatty(self._source)
+        interactive = not self._decoders and _isatty(self._source)
         while piece:
             yield Chunk(None, piece)
             if interactive and len(piece) < RAW_PIECE:  # a short read was the end: a terminal's Ctrl-D comes once
                 break
             piece = self._f.read(RAW_PIECE)
-        if self._decoded is not None:
+        if self._decoders:
             self.capture = dataclasses.replace(self.capture, warnings=self._warnings(self._raw_notes))
 
 
@@ -412,18 +413,15 @@ def _maybe_imported(first: bytes) -> bool:
 def parse_capture(data: bytes, *, path: str | None = None) -> Capture:
     """A capture from the bytes of a capture file, of a file `interop` imports, or of a raw body
     (gzip- or zstd-compressed bytes are decoded first)."""
-    notes: list[str] = []
-    for _ in range(_NESTED_ENCODINGS):
-        encoding = _sniff_magic(data[:_MAGIC_BYTES], path)
-        if encoding is None:
-            break
-        decoded = _Decoded(io.BytesIO(data), encoding, path)
-        data = io.BufferedReader(decoded).read()
-        notes += [f"{encoding}-compressed file: read decoded", *([decoded.problem] if decoded.problem else [])]
-    if not data and notes[1:]:
-        raise CaptureError(notes[-1], path=path)
+    f, decoders = _decompressed(io.BytesIO(data), path)
+    if not decoders:
+        return _parse(data, path)
+    data = f.read()
+    problems = _problems(decoders)
+    if not data and problems:
+        raise CaptureError(problems[-1], path=path)
     capture = _parse(data, path)
-    return dataclasses.replace(capture, warnings=(*notes, *capture.warnings)) if notes else capture
+    return dataclasses.replace(capture, warnings=(*_decoding_notes(decoders), *capture.warnings))
 
 
 def _parse(data: bytes, path: str | None) -> Capture:
@@ -520,6 +518,29 @@ def _sniff_magic(head: bytes, path: str | None) -> str | None:
     if what is not None:
         raise CaptureError(f"{what}, not a capture or an event stream", path=path)
     return None
+
+
+def _decompressed(f: BinaryIO, path: str | None) -> tuple[BinaryIO, tuple[_Decoded, ...]]:
+    """`f` with its gzip or zstd layers (as many as _NESTED_ENCODINGS) undone as it is read, and
+    their decoders, outermost first (none for a file that is not compressed)."""
+    decoders: list[_Decoded] = []
+    for _ in range(_NESTED_ENCODINGS):
+        encoding = _sniff_magic(_peek(f), path)
+        if encoding is None:
+            break
+        decoders.append(_Decoded(f, encoding, path))
+        f = io.BufferedReader(decoders[-1])  # type: ignore[assignment]
+    return f, tuple(decoders)
+
+
+def _problems(decoders: Iterable[_Decoded]) -> list[str]:
+    """What the decoders found wrong, once read (a cut-off or corrupt stream)."""
+    return [d.problem for d in decoders if d.problem]
+
+
+def _decoding_notes(decoders: Iterable[_Decoded]) -> list[str]:
+    """A note per layer decoded, each followed by what it found wrong."""
+    return [note for d in decoders for note in (f"{d.encoding}-compressed file: read decoded", d.problem) if note]
 
 
 def _peek(f: BinaryIO) -> bytes:

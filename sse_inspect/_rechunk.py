@@ -20,7 +20,7 @@ from ._errors import RechunkSpecError
 from ._events import Event
 from ._parser import EventStreamParser
 
-__all__ = ["RECHUNK_FORMS", "RechunkSpec", "parse_rechunk_spec", "rechunk"]
+__all__ = ["RECHUNK_FORMS", "RechunkSpec", "parse_rechunk_spec", "rechunk", "replay_chunks"]
 
 RECHUNK_FORMS = "original, whole, bytes:N, event, line, crlf, utf8, random:SEED"
 _RANDOM_BITS = 8
@@ -58,6 +58,13 @@ def parse_rechunk_spec(text: str) -> RechunkSpec:
         what = "a size of at least 1" if kind == "bytes" else "a whole-number seed"
         raise RechunkSpecError(f"bad rechunk spec {text!r}: {kind}: takes {what}", hint=f"forms: {RECHUNK_FORMS}")
     raise RechunkSpecError(f"unknown rechunk spec {text!r}; use one of: {RECHUNK_FORMS}", hint=f"forms: {RECHUNK_FORMS}")
+
+
+def replay_chunks(chunks: Sequence[Chunk], spec: str | RechunkSpec | None) -> tuple[Chunk, ...]:
+    """The chunks a replay sends: `chunks` re-cut as `spec` (text or parsed) says, or as they are."""
+    if isinstance(spec, str):
+        spec = parse_rechunk_spec(spec)
+    return tuple(rechunk(chunks, spec) if spec else chunks)
 
 
 def rechunk(chunks: Sequence[Chunk], spec: RechunkSpec) -> list[Chunk]:

@@ -22,8 +22,8 @@ from collections.abc import AsyncIterator, Iterator
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from ._capture import Capture, Chunk
-from ._rechunk import RechunkSpec, parse_rechunk_spec, rechunk
+from ._capture import Capture, Chunk, abrupt_end
+from ._rechunk import RechunkSpec, replay_chunks
 from .server import HOP_BY_HOP
 
 __all__ = ["CaptureTransport", "PACKAGES"]
@@ -92,9 +92,8 @@ class CaptureTransport(*_Bases):  # type: ignore[misc]
     No timing: chunks come as fast as read."""
 
     def __init__(self, capture: Capture, *, rechunk: str | RechunkSpec | None = None) -> None:
-        spec = parse_rechunk_spec(rechunk) if isinstance(rechunk, str) else rechunk
         self.capture = capture
-        self.chunks: tuple[Chunk, ...] = tuple(_rechunk(capture, spec))
+        self.chunks: tuple[Chunk, ...] = replay_chunks(capture.chunks, rechunk)
         self.requests: list[Any] = []
         """Every request received (an httpx.Request or an httpx2.Request), for assertions."""
 
@@ -126,11 +125,6 @@ class CaptureTransport(*_Bases):  # type: ignore[misc]
     def _body(self, error: type[Exception]) -> Iterator[bytes]:
         for chunk in self.chunks:
             yield chunk.data
-        end = self.capture.end
-        if end is None or end.kind != "complete":
-            reason = f"{end.kind}: {end.error}" if end and end.error else (end.kind if end else "recording cut off")
+        reason = abrupt_end(self.capture.end)
+        if reason is not None:
             raise error(f"the recorded stream ended abruptly ({reason})")
-
-
-def _rechunk(capture: Capture, spec: RechunkSpec | None) -> list[Chunk]:
-    return rechunk(capture.chunks, spec) if spec else list(capture.chunks)

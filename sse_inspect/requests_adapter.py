@@ -27,9 +27,9 @@ try:
 except ImportError:  # pragma: no cover - exercised in a subprocess by the tests
     raise ImportError("sse_inspect.requests_adapter needs requests: pip install requests") from None
 
-from ._capture import Capture, Chunk
+from ._capture import Capture, Chunk, abrupt_end
 from ._decoding import BodyDecoder, ContentDecodingError
-from ._rechunk import RechunkSpec, parse_rechunk_spec, rechunk
+from ._rechunk import RechunkSpec, replay_chunks
 from .server import HOP_BY_HOP
 
 __all__ = ["CaptureAdapter"]
@@ -40,9 +40,8 @@ class CaptureAdapter(BaseAdapter):
 
     def __init__(self, capture: Capture, *, rechunk: str | RechunkSpec | None = None) -> None:
         super().__init__()
-        spec = parse_rechunk_spec(rechunk) if isinstance(rechunk, str) else rechunk
         self.capture = capture
-        self.chunks: tuple[Chunk, ...] = tuple(_rechunk(capture, spec))
+        self.chunks: tuple[Chunk, ...] = replay_chunks(capture.chunks, rechunk)
         self.requests: list[requests.PreparedRequest] = []
         """Every request received, for assertions."""
 
@@ -80,14 +79,9 @@ class CaptureAdapter(BaseAdapter):
     def _body(self) -> Iterator[bytes]:
         for chunk in self.chunks:
             yield chunk.data
-        end = self.capture.end
-        if end is None or end.kind != "complete":
-            reason = f"{end.kind}: {end.error}" if end and end.error else (end.kind if end else "recording cut off")
+        reason = abrupt_end(self.capture.end)
+        if reason is not None:
             raise ProtocolError(f"Connection broken: the recorded stream ended abruptly ({reason})")
-
-
-def _rechunk(capture: Capture, spec: RechunkSpec | None) -> list[Chunk]:
-    return rechunk(capture.chunks, spec) if spec else list(capture.chunks)
 
 
 class _Body:

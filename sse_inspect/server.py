@@ -31,8 +31,8 @@ from urllib.parse import urlsplit
 
 import h11
 
-from ._capture import Capture, Chunk
-from ._rechunk import RechunkSpec, rechunk
+from ._capture import Capture, Chunk, abrupt_end
+from ._rechunk import RechunkSpec, replay_chunks
 
 __all__ = ["HOP_BY_HOP", "ReplayServer", "ReplayServerThread"]
 
@@ -75,7 +75,7 @@ class ReplayServer:
         self.cors = cors
         """Answer browsers' CORS preflights and let any origin read a replay."""
         self.routes = [
-            _Route(c, tuple(rechunk(c.chunks, rechunk_spec) if rechunk_spec else c.chunks), _path(c))
+            _Route(c, replay_chunks(c.chunks, rechunk_spec), _path(c))
             for c in captures
         ]
         self._turn = itertools.cycle(self.routes)
@@ -160,7 +160,7 @@ class ReplayServer:
             await self._wait(arrived, chunk.t)
             await _send(writer, conn.send(h11.Data(data=chunk.data)))
         end = capture.end
-        if end is None or end.kind != "complete":  # cut off, or a recording that stopped: unknown end
+        if abrupt_end(end) is not None:  # cut, or a recording that stopped: unknown end
             await self._wait(arrived, end.t if end else None)
             _abort(writer)
             return False

@@ -8,8 +8,10 @@ import re
 import socket
 import subprocess
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from sse_inspect import Comment, Event, EventStreamParser, Notice
 
@@ -134,3 +136,35 @@ INTERRUPTED = (130, -signal.SIGINT)
 130 too. CPython takes the second way when the Ctrl-C lands during an import (seen under strace:
 our `interrupted` line is written, then the interpreter resets SIGINT and sends it to itself), so a
 busy machine, where imports are slow, sees both."""
+
+
+def openai_chat_text(client: Any) -> tuple[str, str | None]:
+    """Stream a chat completion with an openai SDK client (any version): the text and finish reason
+    of choice 0 as the SDK rebuilt them."""
+    stream = client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "Hi"}],
+                                            stream=True)  # fmt: skip
+    text, finish = "", None
+    for chunk in stream:
+        for choice in chunk.choices:
+            text += choice.delta.content or ""
+            finish = choice.finish_reason or finish
+    return text, finish
+
+
+@contextmanager
+def running(argv: Sequence[str], **popen: Any) -> Iterator[subprocess.Popen[bytes]]:
+    """A process for one test: killed (and reaped) on the way out if it still runs, whatever failed."""
+    proc = subprocess.Popen(argv, **popen)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def ctrl_c(proc: subprocess.Popen[bytes], timeout: float = 20) -> tuple[bytes, bytes]:
+    """Interrupt `proc` as a terminal's Ctrl-C does (SIGINT) and wait for it: its stdout and stderr."""
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=timeout)
+    return out or b"", err or b""

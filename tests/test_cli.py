@@ -18,7 +18,7 @@ from sse_inspect import (Capture, Chunk, End, Event, Request, Response, analyze,
 from sse_inspect.checks import Severity, run_checks
 from sse_inspect.cli import cli
 
-from .helpers import CORPUS, INTERRUPTED, ROOT
+from .helpers import CORPUS, INTERRUPTED, ROOT, ctrl_c, running
 
 CAPTURES = ROOT / "captures"
 
@@ -344,26 +344,22 @@ def test_reading_stdin_from_a_terminal_says_so_and_ctrl_c_stops_it() -> None:
     import os
     import pty
     import select
-    import signal
     import time
 
     leader, follower = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "sse_inspect", "show", "-"], stdin=follower,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "COLUMNS": "200"})  # fmt: skip
-    os.close(follower)
+    argv = [sys.executable, "-m", "sse_inspect", "show", "-"]
     try:
-        assert proc.stderr is not None
-        ready, _, _ = select.select([proc.stderr], [], [], 20)
-        assert ready, "nothing on stderr"
-        line = proc.stderr.readline().decode()
-        assert line == "reading the stream from standard input (Ctrl-D to end, Ctrl-C to stop)\n"
-        time.sleep(0.1)  # the note is printed before the read starts; either way Ctrl-C must stop it
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=20)
+        with running(argv, stdin=follower, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                     env={**os.environ, "COLUMNS": "200"}) as proc:  # fmt: skip
+            os.close(follower)
+            assert proc.stderr is not None
+            ready, _, _ = select.select([proc.stderr], [], [], 20)
+            assert ready, "nothing on stderr"
+            line = proc.stderr.readline().decode()
+            assert line == "reading the stream from standard input (Ctrl-D to end, Ctrl-C to stop)\n"
+            time.sleep(0.1)  # the note is printed before the read starts; either way Ctrl-C must stop it
+            out, err = ctrl_c(proc)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
         os.close(leader)
     assert proc.returncode in INTERRUPTED and (out, err.decode()) == (b"", "interrupted\n")
 

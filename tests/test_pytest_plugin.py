@@ -11,7 +11,7 @@ import pytest
 from sse_inspect import Capture, Chunk, End, Request, Response, analyze, dump_capture, load_capture
 from sse_inspect.pytest_plugin import RECHUNK_MATRIX
 
-from .helpers import CORPUS, ROOT
+from .helpers import CORPUS, ROOT, openai_chat_text
 
 OPENAI_CAPTURE = ROOT / "captures" / "openai-chat-text.jsonl"
 
@@ -132,23 +132,13 @@ def test_replay_url_points_at_the_captured_path(sse_replay) -> None:  # type: ig
 openai = pytest.importorskip("openai")
 
 
-def sdk_text(client: "openai.OpenAI") -> tuple[str, str | None]:
-    stream = client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "Hi"}], stream=True)
-    text, finish = "", None
-    for chunk in stream:
-        for choice in chunk.choices:
-            text += choice.delta.content or ""
-            finish = choice.finish_reason or finish
-    return text, finish
-
-
 @pytest.mark.parametrize("spec", RECHUNK_MATRIX)
 def test_openai_sdk_over_http_matches_our_text(sse_replay, spec: str) -> None:  # type: ignore[no-untyped-def]
     """The official SDK, as a real HTTP client of the replay server, rebuilds what we rebuild."""
     url = sse_replay(OPENAI_CAPTURE, rechunk=spec)
     client = openai.OpenAI(api_key="sk-test", base_url=url.base_url + "/v1", max_retries=0)
     ours = analyze(load_capture(OPENAI_CAPTURE)).answer
-    assert sdk_text(client) == (ours.text, ours.finish_reason)
+    assert openai_chat_text(client) == (ours.text, ours.finish_reason)
 
 
 @pytest.mark.parametrize("spec", RECHUNK_MATRIX)
@@ -156,7 +146,7 @@ def test_openai_sdk_in_process_transport(sse_transport, spec: str) -> None:  # t
     capture = accented_capture()
     http = httpx.Client(transport=sse_transport(capture, rechunk=spec))
     client = openai.OpenAI(api_key="sk-test", base_url="http://api.test/v1", http_client=http, max_retries=0)
-    assert sdk_text(client) == ("Café costs 3 € 😀", None)
+    assert openai_chat_text(client) == ("Café costs 3 € 😀", None)
 
 
 def test_openai_sdk_meets_the_recorded_cut(sse_transport) -> None:  # type: ignore[no-untyped-def]
@@ -165,7 +155,7 @@ def test_openai_sdk_meets_the_recorded_cut(sse_transport) -> None:  # type: igno
     client = openai.OpenAI(api_key="sk-test", base_url="http://api.test/v1",
                            http_client=httpx.Client(transport=sse_transport(cut)), max_retries=0)  # fmt: skip
     with pytest.raises((httpx.RemoteProtocolError, openai.APIConnectionError)):
-        sdk_text(client)
+        openai_chat_text(client)
 
 
 async def _async_text(transport: object) -> str:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import socket
 import subprocess
 import sys
@@ -35,7 +34,9 @@ from sse_inspect.cli import cli  # noqa: E402
 from .helpers import (  # noqa: E402
     INTERRUPTED,
     ROOT,
+    ctrl_c,
     free_port,
+    running,
 )
 from .recording_fixtures import Proxy, _wait_listening, chat_events  # noqa: E402
 from .sse_server import Ending, Script, SSEServer, Write  # noqa: E402
@@ -492,15 +493,9 @@ def test_fetch_ctrl_c_keeps_the_capture_and_prints_its_path(tmp_path: Path, serv
     server.routes[PATH] = Script([Write(first), Write(b"data: [DONE]\n\n", gate=threading.Event())])
     output = tmp_path / "cap.jsonl"
     argv = [sys.executable, "-m", "sse_inspect", "fetch", server.url(PATH), "-o", str(output)] + (["-q"] if quiet else [])
-    process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
-    try:
+    with running(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV) as process:
         wait_for(lambda: output.exists() and output.read_bytes().count(b"\n") >= 2, process, "the first chunk on disk")
-        process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=20)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+        out, err = ctrl_c(process)
     assert process.returncode in INTERRUPTED, err
     assert err.decode() == f"interrupted; the capture so far (1 chunk, {len(first)} bytes) is in {output}\n"
     assert out.decode() == (f"{output}\n" if quiet else "")

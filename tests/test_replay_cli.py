@@ -19,7 +19,7 @@ from sse_inspect import Capture, Chunk, End, Request, Response, dump_capture, lo
 from sse_inspect.cli import cli
 from sse_inspect.server import ReplayServerThread
 
-from .helpers import INTERRUPTED, ROOT
+from .helpers import INTERRUPTED, ROOT, ctrl_c, running
 
 CAPTURE = ROOT / "captures" / "openai-chat-text.jsonl"
 
@@ -82,23 +82,7 @@ def test_replay_in_a_real_terminal(tmp_path: Path) -> None:
     proc = subprocess.Popen([sys.executable, "-m", "sse_inspect", "replay", str(path)], stdin=follower,
                             stdout=follower, stderr=follower, env=env, close_fds=True)  # fmt: skip
     os.close(follower)
-    out = b""
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([leader], [], [], 0.2)
-        if ready:
-            try:
-                data = os.read(leader, 65536)
-            except OSError:
-                break
-            if not data:
-                break
-            out += data
-        elif proc.poll() is not None:
-            break
-    proc.wait(timeout=5)
-    os.close(leader)
-    text = out.decode(errors="replace")
+    text = read_pty(leader, proc)
     assert proc.returncode == 0, text
     assert "Hello" in text and "6/6 events" in text and "\x1b[" in text
 
@@ -227,17 +211,11 @@ def test_replay_ctrl_c_exits_130_with_one_line(tmp_path: Path) -> None:
     """Ctrl-C during the silence before a cut: `interrupted` and exit 130, not "Aborted!" and 1 (the
     code `check` and `diff` use for "found something"). Sent once the first event is on screen."""
     path = cut_capture(tmp_path, End(kind="server-disconnected", t=60.0))
-    proc = subprocess.Popen([sys.executable, "-m", "sse_inspect", "replay", "--events", str(path)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "COLUMNS": "200"})  # fmt: skip
-    try:
+    argv = [sys.executable, "-m", "sse_inspect", "replay", "--events", str(path)]
+    with running(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "COLUMNS": "200"}) as proc:
         assert proc.stdout is not None
         assert "#0" in proc.stdout.readline().decode()
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=20)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        _, err = ctrl_c(proc)
     assert proc.returncode in INTERRUPTED and err.decode() == "interrupted\n"
 
 

@@ -20,7 +20,7 @@ import pytest
 from sse_inspect import Capture, Chunk, End, analyze, load_capture
 from sse_inspect.pytest_plugin import RECHUNK_MATRIX
 
-from .helpers import ROOT
+from .helpers import ROOT, openai_chat_text
 
 transport_module = pytest.importorskip("sse_inspect.httpx_transport", exc_type=ImportError)
 CaptureTransport = transport_module.CaptureTransport
@@ -62,21 +62,10 @@ def openai_client(capture: Capture, rechunk: str | None = None) -> Any:
     return openai.OpenAI(api_key="sk-test", base_url="http://api.test/v1", http_client=http, max_retries=0)
 
 
-def chat_text(client: Any) -> tuple[str, str | None]:
-    stream = client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "Hi"}],
-                                            stream=True)  # fmt: skip
-    text, finish = "", None
-    for chunk in stream:
-        for choice in chunk.choices:
-            text += choice.delta.content or ""
-            finish = choice.finish_reason or finish
-    return text, finish
-
-
 @pytest.mark.parametrize("spec", RECHUNK_MATRIX)
 def test_openai_chat_completions_stream(spec: str) -> None:
     ours = analyze(CHAT).answer
-    assert chat_text(openai_client(CHAT, spec)) == (ours.text, ours.finish_reason) == (
+    assert openai_chat_text(openai_client(CHAT, spec)) == (ours.text, ours.finish_reason) == (
         "The capital of the UK is London.", "stop")  # fmt: skip
 
 
@@ -108,7 +97,7 @@ def test_openai_meets_the_recorded_cut() -> None:
     client = openai_client(cut(CHAT))
     error = transport_module.PACKAGES[openai.DefaultHttpxClient.__mro__[1].__module__.partition(".")[0]]
     with pytest.raises((error.RemoteProtocolError, openai.APIConnectionError)) as info:
-        chat_text(client)
+        openai_chat_text(client)
     assert raised_from_the_cut(info)
 
 
@@ -116,7 +105,7 @@ def test_the_transport_records_the_sdk_request() -> None:
     transport = CaptureTransport(CHAT)
     client = openai.OpenAI(api_key="sk-test", base_url="http://api.test/v1", max_retries=0,
                            http_client=openai.DefaultHttpxClient(transport=transport))  # fmt: skip
-    chat_text(client)
+    openai_chat_text(client)
     (request,) = transport.requests
     assert request.url.path == "/v1/chat/completions"
     assert json.loads(request.content)["stream"] is True
