@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import signal
-
 import re
+import signal
 import socket
 import subprocess
 import time

@@ -13,8 +13,18 @@ import pytest
 from click.testing import CliRunner
 from rich.cells import cell_len
 
-from sse_inspect import (Capture, Chunk, End, Event, Request, Response, analyze, dump_capture, load_capture,
-                         parse_events)  # fmt: skip
+from sse_inspect import (
+    Capture,
+    Chunk,
+    End,
+    Event,
+    Request,
+    Response,
+    analyze,
+    dump_capture,
+    load_capture,
+    parse_events,  # fmt: skip
+)
 from sse_inspect.checks import Severity, run_checks
 from sse_inspect.cli import cli
 

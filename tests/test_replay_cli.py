@@ -77,13 +77,8 @@ def test_replay_events_and_raw(tmp_path: Path) -> None:
 def test_replay_in_a_real_terminal(tmp_path: Path) -> None:
     """Under a pseudo-terminal: the live view draws the answer and a status line with the event count."""
     path = paced_capture(tmp_path)
-    leader, follower = pty.openpty()
-    env = {**os.environ, "COLUMNS": "100", "LINES": "30", "TERM": "xterm-256color"}
-    proc = subprocess.Popen([sys.executable, "-m", "sse_inspect", "replay", str(path)], stdin=follower,
-                            stdout=follower, stderr=follower, env=env, close_fds=True)  # fmt: skip
-    os.close(follower)
-    text = read_pty(leader, proc)
-    assert proc.returncode == 0, text
+    code, text = replay_in_a_pty(path, columns=100)
+    assert code == 0, text
     assert "Hello" in text and "6/6 events" in text and "\x1b[" in text
 
 
@@ -175,15 +170,21 @@ def test_replay_says_how_every_unclean_recording_ended(tmp_path: Path) -> None:
 def test_replay_live_view_ends_on_the_cut(tmp_path: Path) -> None:
     """Under a pseudo-terminal the status line's last state names how the stream ended."""
     path = cut_capture(tmp_path, End(kind="server-disconnected", t=0.4, error="reset"))
+    code, text = replay_in_a_pty(path, columns=120)
+    assert code == 0, text
+    assert "t=0.400 s · 2/2 events" in text and "server-disconnected" in text, text
+    assert "the stream was cut at 0.400 s" in text
+
+
+def replay_in_a_pty(path: Path, columns: int) -> tuple[int, str]:
+    """`sse-inspect replay PATH` under a pseudo-terminal this wide: its exit code and all it drew."""
     leader, follower = pty.openpty()
-    env = {**os.environ, "COLUMNS": "120", "LINES": "30", "TERM": "xterm-256color"}
+    env = {**os.environ, "COLUMNS": str(columns), "LINES": "30", "TERM": "xterm-256color"}
     proc = subprocess.Popen([sys.executable, "-m", "sse_inspect", "replay", str(path)], stdin=follower,
                             stdout=follower, stderr=follower, env=env, close_fds=True)  # fmt: skip
     os.close(follower)
     text = read_pty(leader, proc)
-    assert proc.returncode == 0, text
-    assert "t=0.400 s · 2/2 events" in text and "server-disconnected" in text, text
-    assert "the stream was cut at 0.400 s" in text
+    return proc.returncode, text
 
 
 def read_pty(leader: int, proc: subprocess.Popen[bytes], timeout: float = 20) -> str:

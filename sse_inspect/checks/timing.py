@@ -197,7 +197,6 @@ class TimingProbe(Observer):
                                             "span_ms": round(r.span * 1000, 3)} for r in bursts],
                                 "events_held": held, "pace_ms": round(interval * 1000, 3)})  # fmt: skip
 
-
     def _rule(self, interval: float) -> str:
         """The burst rule in words, with this stream's numbers."""
         th = self.th

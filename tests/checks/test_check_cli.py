@@ -17,7 +17,6 @@ from sse_inspect.cli import cli
 
 from . import timelines as T
 
-
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
