@@ -7,28 +7,15 @@ what the user of an LLM API saw.
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
 from ._analysis import Analysis, Observer, Timing, analyze
-from ._capture import (
-    FORMAT,
-    Capture,
-    CaptureStream,
-    Chunk,
-    End,
-    Request,
-    Response,
-    capture_from_body,
-    dump_capture,
-    load_capture,
-    open_capture,
-    parse_capture,
-)
+from ._capture import FORMAT, Capture, Chunk, End, Request, Response, capture_from_body, dump_capture
 from ._diff import EventsDiff, TextDiff, TimingDiff, diff_events, diff_text, diff_timing
 from ._errors import CaptureError, DialectError, RechunkSpecError, SSEInspectError
 from ._events import Comment, Event, Notice
+from ._loading import CaptureStream, load_capture, open_capture, parse_capture
 from ._parser import EventStreamParser, ParseStats, parse_events
 from ._rechunk import RechunkSpec, parse_rechunk_spec, rechunk
+from ._version import __version__
 from .dialects import DIALECTS, detect_dialect, get_dialect
 from .dialects._base import Answer, Choice, Dialect, InbandError, ToolCall
 

@@ -18,9 +18,10 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._capture import Capture, CaptureStream, Chunk
-from ._decoding import BodyDecoder, ContentDecodingError
+from ._capture import Capture, Chunk, provide_answer_text
+from ._decoding import body_chunks, is_identity
 from ._events import Comment, Event, Notice
+from ._loading import CaptureStream
 from ._parser import EventStreamParser, ParseStats
 from ._rechunk import RechunkSpec
 from ._rechunk import rechunk as recut
@@ -130,52 +131,6 @@ class Observer:
         """The pass is over; `analysis` is what it found."""
 
 
-def body_chunks(
-    capture: Capture, notices: list[Notice] | None = None, chunks: Iterable[Chunk] | None = None
-) -> Iterator[Chunk]:
-    """The capture's body chunks (or `chunks` of it) with the Content-Encoding undone, each at its arrival time.
-
-    A body that stops decoding ends there, with a "decode-error" notice added to `notices`.
-    """
-    wire = capture.chunks if chunks is None else chunks
-    try:
-        decoder = BodyDecoder(capture.content_encoding)
-    except ContentDecodingError as exc:
-        _note(notices, f"body left as sent: {exc}", 0, None)
-        yield from wire
-        return
-    if decoder.identity:
-        yield from wire
-        return
-    offset = 0
-    t = None
-    try:
-        for chunk in wire:
-            t = chunk.t
-            data = decoder.decode(chunk.data)
-            offset += len(chunk.data)
-            if data:
-                yield Chunk(chunk.t, data)
-        tail = decoder.flush()
-        if tail:
-            yield Chunk(t, tail)
-    except ContentDecodingError as exc:
-        _note(notices, f"the {capture.content_encoding} body stops decoding at wire byte {offset}: {exc}", offset, t)
-
-
-def _identity(capture: Capture) -> bool:
-    """Whether the capture's body is sent as it is (no Content-Encoding, or identity)."""
-    try:
-        return BodyDecoder(capture.content_encoding).identity
-    except ContentDecodingError:
-        return False
-
-
-def _note(notices: list[Notice] | None, message: str, offset: int, t: float | None) -> None:
-    if notices is not None:
-        notices.append(Notice(kind="decode-error", message=message, offset=offset, t=t))
-
-
 def analyze(
     source: Capture | CaptureStream,
     *,
@@ -204,12 +159,20 @@ def analyze(
         chunks = run.wired(iter(recut(body, rechunk)), keep=False)
     else:
         chunks = run.wired(wire_chunks)
-        if not _identity(head):  # else the wire chunks are the body's: parse them as they come
+        if not is_identity(head):  # else the wire chunks are the body's: parse them as they come
             chunks = body_chunks(head, decode_notices, chunks)
     parser = EventStreamParser()
     run.take(_parsed(chunks, parser, decode_notices))
     capture = source.capture if isinstance(source, CaptureStream) else source  # a stream's end is known now
     return run.finish(capture, parser.stats, rechunk)
+
+
+def answer_text(capture: Capture) -> str:
+    """The rebuilt answer's text (first choice), in the detected dialect: what `Capture.text` says."""
+    return analyze(capture).answer.text
+
+
+provide_answer_text(answer_text)  # the capture values sit below this module: it hands `Capture.text` down
 
 
 def _parsed(chunks: Iterable[Chunk], parser: EventStreamParser, notices: list[Notice]) -> Iterator[_Parsed]:

@@ -11,9 +11,13 @@ from __future__ import annotations
 import importlib
 import zlib
 from types import ModuleType
+from collections.abc import Iterable, Iterator
 from typing import Any, BinaryIO, Protocol
 
-__all__ = ["BodyDecoder", "ContentDecodingError", "zstd_module", "zstd_reader"]
+from ._capture import Capture, Chunk
+from ._events import Notice
+
+__all__ = ["BodyDecoder", "ContentDecodingError", "body_chunks", "is_identity", "zstd_module", "zstd_reader"]
 
 _ZSTD_MODULES = ("compression.zstd", "backports.zstd", "zstandard")
 
@@ -146,3 +150,49 @@ class BodyDecoder:
         for step in self._steps:
             data = step.decode(data) + step.flush()
         return data
+
+
+def body_chunks(
+    capture: Capture, notices: list[Notice] | None = None, chunks: Iterable[Chunk] | None = None
+) -> Iterator[Chunk]:
+    """The capture's body chunks (or `chunks` of it) with the Content-Encoding undone, each at its arrival time.
+
+    A body that stops decoding ends there, with a "decode-error" notice added to `notices`.
+    """
+    wire = capture.chunks if chunks is None else chunks
+    try:
+        decoder = BodyDecoder(capture.content_encoding)
+    except ContentDecodingError as exc:
+        _note(notices, f"body left as sent: {exc}", 0, None)
+        yield from wire
+        return
+    if decoder.identity:
+        yield from wire
+        return
+    offset = 0
+    t = None
+    try:
+        for chunk in wire:
+            t = chunk.t
+            data = decoder.decode(chunk.data)
+            offset += len(chunk.data)
+            if data:
+                yield Chunk(chunk.t, data)
+        tail = decoder.flush()
+        if tail:
+            yield Chunk(t, tail)
+    except ContentDecodingError as exc:
+        _note(notices, f"the {capture.content_encoding} body stops decoding at wire byte {offset}: {exc}", offset, t)
+
+
+def is_identity(capture: Capture) -> bool:
+    """Whether the capture's body is sent as it is (no Content-Encoding, or identity)."""
+    try:
+        return BodyDecoder(capture.content_encoding).identity
+    except ContentDecodingError:
+        return False
+
+
+def _note(notices: list[Notice] | None, message: str, offset: int, t: float | None) -> None:
+    if notices is not None:
+        notices.append(Notice(kind="decode-error", message=message, offset=offset, t=t))

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlsplit
 
 from ._capture import Capture, Chunk, Request
+from ._decoding import body_chunks
 from ._events import Notice
 from ._redact import REDACTED, Redactor
 
@@ -197,8 +198,6 @@ def redact_capture(capture: Capture, redactor: Redactor | None = None) -> tuple[
     chunks = capture.chunks
     encoding = (capture.content_encoding or "identity").strip().lower()
     if encoding != "identity" and response is not None:
-        from ._analysis import body_chunks  # the analysis builds on the capture model
-
         notices: list[Notice] = []
         decoded = tuple(body_chunks(capture, notices))
         if not notices and TOKEN_BYTES.search(b"".join(c.data for c in decoded)):

@@ -2,16 +2,18 @@
 
     mitmdump --listen-host 127.0.0.1 -s addons/sse_capture.py --set sse_capture_dir=./captures
 
-It never holds a byte back and never breaks traffic: the stream callable hands every
-chunk on unchanged, and a recording that fails (disk full, folder gone) is dropped with
-one warning while the proxy keeps proxying. That is the opposite of mitmproxy's own
-`save` addon, which exits on a write error: a debugging tool must not become the outage.
+A thin mitmproxy layer over `recorder.StreamRecorder`, which holds the batching and durability
+policy: this module picks the flows, turns mitmproxy's flows and options into the recorder's
+values, and hands each chunk to it. It never holds a byte back and never breaks traffic: the
+stream callable hands every chunk on unchanged, and a recording that fails (disk full, folder
+gone) is dropped with one warning while the proxy keeps proxying. That is the opposite of
+mitmproxy's own `save` addon, which exits on a write error: a debugging tool must not become the
+outage. A bad `sse_capture_dir` is refused when it is set (`--set`), before any traffic.
 """
 
 from __future__ import annotations
 
 import asyncio
-import io
 import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -23,9 +25,9 @@ from . import mitm_view
 from ._capture import Request, Response
 from ._redact import Redactor
 from .interop._common import end_from_error
-from .recorder import CaptureWriter
+from .recorder import FLUSH_CHUNKS, CaptureWriter, OnCapture, Stage, StreamRecorder, capture_dir_problem
 
-__all__ = ["SSECapture"]
+__all__ = ["FLUSH_CHUNKS", "OnCapture", "SSECapture", "Stage", "StreamRecorder", "end_kind"]
 
 logger = logging.getLogger(__name__)
 
@@ -37,89 +39,17 @@ def end_kind(error_message: str) -> str:
     return end_from_error(error_message).kind
 
 
-FLUSH_CHUNKS = 512
-"""Chunks taken in one event-loop iteration that are written at once, without waiting for its end."""
+def _stream_callable(recorder: StreamRecorder) -> StreamFunc:
+    """The response's stream callable: note each chunk, hand it on unchanged (it runs for every chunk)."""
+    take = recorder.take
 
-
-class _FlowRecorder:
-    """Records one flow: `take` is its stream callable, handing each chunk on at once.
-
-    Taking a chunk costs a clock reading and two list appends; the chunks are written together
-    at the end of the event-loop iteration that took them (`loop.call_soon`). mitmproxy hands on
-    every HTTP chunk of a socket read before it returns to the loop, so a burst costs one line
-    encoding pass and one `os.write` per read instead of per chunk, and a slow stream still has
-    each chunk on disk microseconds after it was passed on. A crash, even SIGKILL, can lose only
-    the chunks of the iteration it interrupts (FLUSH_CHUNKS at most); the end of the stream and
-    the proxy's shutdown write them first.
-    """
-
-    def __init__(self, writer: CaptureWriter, sent_at: float, attach: bool, loop: asyncio.AbstractEventLoop) -> None:
-        self.writer: CaptureWriter | None = writer
-        self.path = writer.path
-        self.url = writer.url
-        self.chunks = 0
-        self.bytes = 0
-        """Chunks and bytes taken, as of the last flush."""
-        self.ended: str | None = None
-        """The end kind once the stream is over."""
-        self.sent_at = sent_at  # monotonic time the request was sent
-        self.body = io.BytesIO() if attach else None
-        """The body so far, to attach (`getvalue` hands its buffer over, no copy of a long body)."""
-        self.loop = loop
-        self.times: list[float] = []
-        self.datas: list[bytes] = []
-        """The chunks taken since the last flush, and when."""
-
-    def now(self) -> float:
-        return time.monotonic() - self.sent_at
-
-    def take(self, data: bytes) -> Iterable[bytes] | bytes:
-        """The stream callable: note the chunk and its time, and hand it back unchanged.
-
-        It runs on mitmproxy's event loop for every chunk, so it does only that.
-        """
+    def stream(data: bytes) -> Iterable[bytes] | bytes:
         if not data:
             return []  # mid-stream, b"" would end a chunked body (HTTP/1.1) or send an empty DATA frame (HTTP/2)
-        datas = self.datas
-        if not datas:
-            self.loop.call_soon(self.flush)
-        self.times.append(time.monotonic() - self.sent_at)
-        datas.append(data)
-        if len(datas) >= FLUSH_CHUNKS:
-            self.flush()
+        take(data)
         return data
 
-    def flush(self) -> None:
-        """Count, attach and write the chunks taken since the last flush (none: nothing to do)."""
-        times, datas = self.times, self.datas
-        if not datas:
-            return
-        self.times, self.datas = [], []
-        self.chunks += len(datas)
-        self.bytes += sum(map(len, datas))
-        if self.body is not None:
-            self.body.writelines(datas)
-        if self.writer is not None:
-            try:
-                self.writer.chunks(times, datas)
-            except Exception as exc:  # noqa: BLE001 - a recorder must never raise into mitmproxy
-                self.fail(exc)
-
-    def fail(self, exc: BaseException) -> None:
-        if self.writer is not None:
-            logger.warning("sse-inspect: stopped recording %s: %s (traffic is unaffected)", self.writer.path, exc)
-            self.writer.close()
-            self.writer = None
-
-    def finish(self, kind: str, error: str | None = None) -> None:
-        self.ended = kind
-        self.flush()
-        if self.writer is not None:
-            try:
-                self.writer.end(kind, self.now(), error)
-            except Exception as exc:  # noqa: BLE001
-                self.fail(exc)
-            self.writer = None
+    return stream
 
 
 def _chain(take: StreamFunc, inner: StreamFunc) -> StreamFunc:
@@ -135,11 +65,10 @@ def _chain(take: StreamFunc, inner: StreamFunc) -> StreamFunc:
 class SSECapture:
     """Records `text/event-stream` responses (or other streamed types) into sse-capture/1 files."""
 
-    def __init__(self, on_capture: Callable[[str, _FlowRecorder], None] | None = None) -> None:
-        self.active: dict[str, _FlowRecorder] = {}
+    def __init__(self, on_capture: OnCapture | None = None) -> None:
+        self.active: dict[str, StreamRecorder] = {}
         self.filter: flowfilter.TFilter | None = None
         self.on_capture = on_capture
-        """Called with ("start" | "end", recorder) as captures open and close (used by `sse-inspect record`)."""
 
     def load(self, loader: Any) -> None:
         mitm_view.register()
@@ -163,6 +92,10 @@ class SSECapture:
         )
 
     def configure(self, updated: set[str]) -> None:
+        if "sse_capture_dir" in updated:
+            problem = capture_dir_problem(ctx.options.sse_capture_dir)
+            if problem is not None:
+                raise exceptions.OptionsError(f"sse_capture_dir: {problem}")
         if "sse_capture_filter" in updated:
             spec = ctx.options.sse_capture_filter
             try:
@@ -218,11 +151,14 @@ class SSECapture:
             redactor=Redactor(ctx.options.sse_redact_extra, enabled=ctx.options.sse_redact),
             recorder=f"mitmproxy addon, {ctx.options.mode[0] if ctx.options.mode else 'regular'} mode",
         )
-        recorder = _FlowRecorder(writer, sent_at, ctx.options.sse_capture_attach_body, asyncio.get_running_loop())
-        response.stream = _chain(recorder.take, response.stream) if callable(response.stream) else recorder.take
+        recorder = StreamRecorder(
+            writer, sent_at, attach=ctx.options.sse_capture_attach_body, schedule=asyncio.get_running_loop().call_soon
+        )
+        take = _stream_callable(recorder)
+        response.stream = _chain(take, response.stream) if callable(response.stream) else take
         self.active[flow.id] = recorder
         if self.on_capture is not None:
-            self.on_capture("start", recorder)
+            self.on_capture(Stage.STARTED, recorder)
 
     def response(self, flow: http.HTTPFlow) -> None:
         self._finish(flow, "complete")
@@ -242,14 +178,14 @@ class SSECapture:
             # The body was already streamed; this only lets mitmproxy's views and -w files show it.
             flow.response.raw_content = recorder.body.getvalue()
 
-    def _finish_id(self, flow_id: str, kind: str, error: str | None) -> _FlowRecorder | None:
+    def _finish_id(self, flow_id: str, kind: str, error: str | None) -> StreamRecorder | None:
         recorder = self.active.pop(flow_id, None)
         if recorder is None:
             return None
         try:
             recorder.finish(kind, error)
             if self.on_capture is not None:
-                self.on_capture("end", recorder)
+                self.on_capture(Stage.ENDED, recorder)
         except Exception as exc:  # noqa: BLE001
             logger.warning("sse-inspect: could not close the capture of a flow: %s", exc)
         return recorder

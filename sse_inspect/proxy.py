@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ._errors import SSEInspectError
+from .recorder import OnCapture
 
 __all__ = ["RecordingProxy", "check_listen_address"]
 
@@ -36,7 +37,7 @@ class RecordingProxy:
         upstream: str | None = None,
         confdir: str | None = None,
         options: dict[str, Any] | None = None,
-        on_capture: Callable[[str, Any], None] | None = None,
+        on_capture: OnCapture | None = None,
         on_ready: Callable[[str, int], None] | None = None,
     ) -> None:
         self.host, self.port, self.upstream = host, port, upstream

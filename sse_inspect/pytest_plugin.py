@@ -25,7 +25,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from ._capture import Capture, load_capture
+from ._capture import Capture
+from ._loading import load_capture
 from ._rechunk import parse_rechunk_spec
 
 __all__ = ["RECHUNK_MATRIX", "ReplayURL"]

@@ -18,11 +18,11 @@ import html
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from . import __version__
 from ._analysis import Analysis
 from ._diff import TimingDiff, diff_timing
 from ._errors import SSEInspectError
 from ._format import STREAMING_HEADERS, nice_scale, seconds, size, tick_label, visible
+from ._version import __version__
 from .checks import Report, Severity
 
 __all__ = ["CSP", "PALETTE", "bursts", "end_state", "esc", "html_report"]

@@ -8,7 +8,7 @@ import zlib
 import pytest
 
 from sse_inspect import Capture, Chunk, End, Response, analyze
-from sse_inspect._analysis import body_chunks
+from sse_inspect._decoding import body_chunks
 from sse_inspect._decoding import BodyDecoder, ContentDecodingError
 
 EVENTS = b"".join(b'data: {"n": %d}\n\n' % i for i in range(50))

@@ -184,10 +184,15 @@ def test_a_failing_disk_stops_the_recording_not_the_traffic(tmp_path: Path, capl
     assert capture.body == b"data: a\n\n" and capture.end is None, "what was written stays readable"
 
 
-def not_recorded(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> list[str]:
-    """Open an event stream that the addon cannot record: it must still be streamed. The warnings."""
+def not_recorded(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, meanwhile: Callable[[], object] = lambda: None
+) -> list[str]:
+    """Open an event stream that the addon cannot record: it must still be streamed. The warnings.
+
+    `meanwhile` runs once the options are set, before the stream comes (what went wrong since)."""
 
     def test(addon: SSECapture, tctx: Any) -> None:
+        meanwhile()
         flow = sse_flow()
         with caplog.at_level(logging.WARNING):
             addon.responseheaders(flow)
@@ -198,9 +203,55 @@ def not_recorded(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> list[str]:
 
 
 def test_unwritable_folder_records_nothing_and_proxies_on(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """The folder turned into a file while the proxy runs (a bad folder is refused when set: below)."""
+    blocker = tmp_path / "caps"
+    assert not_recorded(tmp_path, caplog, lambda: blocker.write_text("a file where the folder should be"))
+
+
+@pytest.mark.parametrize(
+    ("make", "said"),
+    [("file", "caps is a file, not a folder"), ("file-parent", "cannot be made: "), ("empty", "is empty")],
+)
+def test_a_bad_capture_dir_is_refused_when_set(tmp_path: Path, make: str, said: str) -> None:
+    """`--set sse_capture_dir=...` that can never hold captures: one OptionsError line at once,
+    not a warning per stream later; a folder that does not exist yet is fine (made with the first capture)."""
     blocker = tmp_path / "caps"
     blocker.write_text("a file where the folder should be")
-    assert not_recorded(tmp_path, caplog)
+    where = {"file": blocker, "file-parent": blocker / "deeper", "empty": ""}[make]
+    addon = SSECapture()
+    with taddons.context(addon) as tctx:
+        with pytest.raises(exceptions.OptionsError) as raised:
+            tctx.configure(addon, sse_capture_dir=str(where))
+        message = str(raised.value)
+        assert message.startswith("sse_capture_dir: ") and said in message and "\n" not in message
+        tctx.configure(addon, sse_capture_dir=str(tmp_path / "new" / "caps"))  # not there yet: fine
+        assert not (tmp_path / "new").exists(), "made with the first capture, not when set"
+
+
+@pytest.mark.e2e
+def test_mitmdump_exits_at_once_on_a_bad_capture_dir(tmp_path: Path) -> None:
+    """The real command line: mitmdump refuses the option with its one-line message and exits non-zero
+    (`-n`, no proxy server: with a good folder the same command exits 0 at once)."""
+    mitmdump = Path(sys.executable).with_name("mitmdump")
+    if not mitmdump.exists():
+        pytest.skip(f"no mitmdump next to {sys.executable}")
+    blocker = tmp_path / "caps"
+    blocker.write_text("not a folder")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+
+    def mitmdump_with(folder: Path) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(mitmdump), "-n", "--set", f"confdir={tmp_path / 'conf'}", "-s", str(ROOT / "addons" / "sse_capture.py"),
+             "--set", f"sse_capture_dir={folder}"],
+            capture_output=True, text=True, timeout=60, env=env, check=False,
+        )  # fmt: skip
+
+    bad = mitmdump_with(blocker)
+    assert bad.returncode != 0
+    # mitmproxy logs any error of a `-s` script with its traceback; the message is one line of its own
+    assert f"OptionsError: sse_capture_dir: {blocker} is a file, not a folder" in (bad.stdout + bad.stderr).splitlines()
+    good = mitmdump_with(tmp_path / "captures")
+    assert good.returncode == 0, good.stdout + good.stderr
 
 
 def test_permission_denied_records_nothing_and_proxies_on(

@@ -22,7 +22,7 @@ from sse_inspect import (
     parse_events,
     parse_rechunk_spec,
 )
-from sse_inspect._capture import RAW_PIECE, open_capture
+from sse_inspect._loading import RAW_PIECE, open_capture
 from sse_inspect._secrets import TOKEN_BYTES, BodyScanner
 from sse_inspect.checks import check_capture, run_checks
 

@@ -14,8 +14,9 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from .._analysis import Analysis, Observer, analyze
-from .._capture import Capture, CaptureStream
+from .._capture import Capture
 from .._errors import SSEInspectError
+from .._loading import CaptureStream
 from .._rechunk import RechunkSpec
 from ._context import Context
 from ._model import CODES, Code, Finding, Severity, Skipped, Thresholds, parse_threshold

@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 from .._analysis import Observer
-from .._capture import utf16_encoding
+from .._loading import utf16_encoding
 from .._events import Comment, Notice
 from ._context import Context
 from ._model import Finding, Severity

@@ -12,9 +12,9 @@ from rich.table import Table
 from rich.text import Text
 
 from .._analysis import Analysis, analyze
-from .._capture import load_capture
 from .._diff import HOLD_THRESHOLD, EventChange, EventsDiff, TextDiff, TimingDiff, diff_events, diff_text, diff_timing
 from .._events import Event
+from .._loading import load_capture
 from .._rechunk import RechunkSpec
 from . import _render
 from ._json import dumps, event_json

@@ -11,7 +11,8 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from .._analysis import Observer
-from .._capture import CaptureStream, Chunk, open_capture
+from .._capture import Chunk
+from .._loading import CaptureStream, open_capture
 
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID

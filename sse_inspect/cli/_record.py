@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 import click
 
 from .._redact import Redactor
+from ..recorder import Stage, StreamRecorder
 from . import _render
 from ._check import show
 from ._params import InputError, Interrupted, input_errors
@@ -89,9 +90,9 @@ def record(
 
     open_at_stop = 0
 
-    def on_capture(stage: str, rec: Any) -> None:
+    def on_capture(stage: Stage, rec: StreamRecorder) -> None:
         nonlocal open_at_stop
-        if stage == "start":
+        if stage is Stage.STARTED:
             console.print(_render.safe(f"● {rec.url} → {rec.path}", newlines=False, style="cyan"))
         else:
             style = "green" if rec.ended == "complete" else "red"

@@ -16,8 +16,9 @@ from rich.panel import Panel
 from rich.text import Text
 
 from .._analysis import Analysis, analyze
-from .._capture import Chunk, End, load_capture
+from .._capture import Chunk, End
 from .._events import Event
+from .._loading import load_capture
 from .._parser import EventStreamParser
 from .._rechunk import RechunkSpec
 from ..dialects import get_dialect

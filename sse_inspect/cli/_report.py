@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from .._analysis import analyze
-from .._capture import load_capture
+from .._loading import load_capture
 from .._rechunk import RechunkSpec
 from ..checks import Thresholds, parse_threshold, run_checks
 from ..report import html_report

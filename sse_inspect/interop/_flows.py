@@ -12,9 +12,8 @@ import io
 import re
 from datetime import datetime
 
-from .._capture import Capture, Chunk, End, Request, Response
+from .._capture import Capture, Chunk, End, Request, Response, rfc3339
 from .._errors import CaptureError
-from ..recorder import rfc3339
 from ._common import Found, end_from_error
 
 __all__ = ["INSTALL_HINT", "looks_like_flows", "read_flows"]

@@ -22,9 +22,10 @@ import json
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from .. import __version__
 from .._capture import END_KINDS, FORMAT, Capture, Chunk, End, Request, Response
+from .._decoding import body_chunks
 from .._errors import CaptureError
+from .._version import __version__
 from ._common import Found, capture_meta, end_from_error
 
 __all__ = ["BODY_MISSING", "looks_like_har", "read_har", "require_body", "write_har"]
@@ -217,8 +218,6 @@ def _ms(timings: dict[str, Any], *names: str) -> float | None:
 
 def write_har(capture: Capture) -> str:
     """`capture` as a HAR 1.2 document of one entry, with `_sseChunks` and `_sseCapture`."""
-    from .._analysis import body_chunks  # the analysis builds on the capture model
-
     request, response = capture.request, capture.response
     if request is None or response is None:
         raise CaptureError("a raw body has no request or response to write as a HAR entry", path=capture.path)
