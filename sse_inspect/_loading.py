@@ -35,6 +35,7 @@ __all__ = [
     "open_capture",
     "parse_capture",
     "raw_warnings",
+    "read_file",
     "utf16_encoding",
 ]
 
@@ -57,16 +58,37 @@ def open_capture(path: str | os.PathLike[str]) -> CaptureStream:
     name = os.fspath(path)
     if name == "-":
         return CaptureStream(sys.stdin.buffer, "<stdin>", None, owned=False)
-    if os.path.isdir(name):
-        raise CaptureError("is a directory, not a capture file", path=name)
+    f = _open(name, "a capture file")  # closed by the stream
     try:
-        f = open(name, "rb")  # noqa: SIM115  # closed by the stream
         size = os.fstat(f.fileno()).st_size if os.path.isfile(name) else None
+    except OSError as exc:
+        f.close()
+        raise CaptureError(f"cannot read: {exc.strerror or exc}", path=name) from None
+    return CaptureStream(f, name, size)
+
+
+def read_file(path: str | os.PathLike[str], what: str = "a capture file") -> bytes:
+    """The bytes of a file, whole ("-": standard input), or a CaptureError saying in a few words why not."""
+    name = os.fspath(path)
+    if name == "-":
+        return sys.stdin.buffer.read()
+    with _open(name, what) as f:
+        try:
+            return f.read()
+        except OSError as exc:
+            raise CaptureError(f"cannot read: {exc.strerror or exc}", path=name) from None
+
+
+def _open(name: str, what: str) -> BinaryIO:
+    """`name` opened to read bytes, or a CaptureError: no such file, a directory (not `what`), cannot read."""
+    if os.path.isdir(name):
+        raise CaptureError(f"is a directory, not {what}", path=name)
+    try:
+        return open(name, "rb")  # noqa: SIM115  # the caller closes it
     except FileNotFoundError:
         raise CaptureError("no such file", path=name) from None
     except OSError as exc:
         raise CaptureError(f"cannot read: {exc.strerror or exc}", path=name) from None
-    return CaptureStream(f, name, size)
 
 
 class CaptureStream:

@@ -10,30 +10,17 @@ from pathlib import Path
 
 import click
 
-from .._capture import Capture, dump_capture, load_capture, parse_capture
-from .._errors import CaptureError
+from .._capture import Capture, dump_capture, is_capture_header
+from .._loading import load_capture, parse_capture, read_file
 from .._redact import Redactor
 from .._secrets import redact_capture
 from ..interop import EXPORTS, Found, choose, export, read_source, require_body
 from ..interop._har import BODY_MISSING
-from ..recorder import _new_file, capture_filename
+from ..recorder import capture_filename, new_capture_file
 from . import _render
 from ._params import InputError, capture_argument, captures_argument, input_errors, stdin_note
 
 __all__ = ["export_command", "import_command", "redact"]
-
-
-def _read(path: str) -> bytes:
-    if path == "-":
-        return sys.stdin.buffer.read()
-    try:
-        return Path(path).read_bytes()
-    except IsADirectoryError:
-        raise CaptureError("is a directory, not a file to import", path=path) from None
-    except FileNotFoundError:
-        raise CaptureError("no such file", path=path) from None
-    except OSError as exc:
-        raise CaptureError(f"cannot read: {exc.strerror or exc}", path=path) from None
 
 
 def _write(output: str, data: bytes) -> None:
@@ -85,7 +72,7 @@ def import_command(
     if output is None and not list_only:
         raise InputError("missing option -o / --output (or --list)")
     name = "<stdin>" if source == "-" else source
-    data = _read(source)
+    data = read_file(source, "a file to import")
     found = read_source(data, name)
     exchanges = found[1] if found is not None else [Found(0, parse_capture(data, path=name))]
     if list_only:
@@ -109,7 +96,7 @@ def import_command(
         if to_dir:
             url = capture.request.url if capture.request is not None else ""
             try:
-                path, fd = _new_file(Path(output), capture_filename(url, _when(capture)))
+                path, fd = new_capture_file(Path(output), capture_filename(url, _when(capture)))
                 with os.fdopen(fd, "wb") as out:
                     out.write(text)
             except OSError as exc:
@@ -176,8 +163,7 @@ def redact(captures: tuple[str, ...], in_place: bool, output: str | None) -> Non
 
 def _is_capture_file(path: str) -> bool:
     with open(path, "rb") as f:
-        first = f.readline()
-    return first.lstrip().startswith(b"{") and b'"format"' in first
+        return is_capture_header(f.readline())
 
 
 def _replace(path: str, data: bytes) -> None:
