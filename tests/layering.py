@@ -280,13 +280,14 @@ def _reaches_otherwise(edges: dict[str, set[str]], start: str, goal: str) -> boo
 
 
 def module_table(root: Path = ROOT / PACKAGE) -> str:
-    """One line per module: its layer and the first line of its docstring."""
+    """One line per module: its layer and the first sentence of its docstring."""
     rows = ["| layer | module | what it holds |", "| --- | --- | --- |"]
     found = modules(root)
     for module in sorted(found, key=lambda m: (layer_of(m) if layer_of(m) is not None else 99, m)):
         layer = layer_of(module)
         doc = ast.get_docstring(ast.parse(found[module].read_text(encoding="utf-8"))) or ""
-        first = doc.strip().split("\n")[0].replace("|", "\\|")
+        paragraph = " ".join(doc.strip().split("\n\n")[0].split())
+        first = paragraph.split(". ")[0].replace("|", "\\|")
         rows.append(f"| {layer if layer is not None else '?'} | `{module}` | {first} |")
     return "\n".join(rows)
 
