@@ -1,9 +1,13 @@
-"""The recording pieces without a proxy: file names, redaction, the writer, the stream callable."""
+"""The recording pieces without a proxy: file names, redaction, the writer, the stream recorder's policy."""
 
 from __future__ import annotations
 
 import json
+import logging
+import os
 import stat
+import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -12,9 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sse_inspect import Request, Response, load_capture
-from sse_inspect._capture import chunk_line
+from sse_inspect._capture import chunk_line, chunk_lines
 from sse_inspect._redact import REDACTED, Redactor
-from sse_inspect.recorder import CaptureWriter, capture_filename, chunk_lines
+from sse_inspect.recorder import FLUSH_CHUNKS, CaptureWriter, StreamRecorder, capture_dir_problem, capture_filename
 
 WHEN = datetime(2026, 11, 30, 3, 12, 45, 123456, tzinfo=UTC)
 
@@ -161,3 +165,64 @@ def test_writer_writes_chunks_in_batches(tmp_path: Path) -> None:
     assert [(c.t, c.data) for c in capture.chunks] == [
         (0.2, b"data: a\n\n"), (0.25, b"data: \xe2\x82"), (0.3, b"\xac\n\n")
     ]  # fmt: skip
+
+
+def _recorder(tmp_path: Path, pending: list[Callable[[], None]], *, attach: bool = False) -> StreamRecorder:
+    writer = CaptureWriter.create(tmp_path, request=Request(url="http://h/p"), response=Response(),
+                                  redactor=Redactor(), recorder="test", when=WHEN)  # fmt: skip
+    return StreamRecorder(writer, time.monotonic(), attach=attach, schedule=pending.append)
+
+
+def test_stream_recorder_writes_an_iteration_s_chunks_together_when_it_ends(tmp_path: Path) -> None:
+    """The policy without mitmproxy: chunks wait for the scheduled flush (the end of the loop
+    iteration), a burst of FLUSH_CHUNKS is written at once, and `finish` writes what waits, then the end."""
+    pending: list[Callable[[], None]] = []
+    recorder = _recorder(tmp_path, pending, attach=True)
+    recorder.take(b"data: a\n\n")
+    recorder.take(b"data: b\n\n")
+    assert len(pending) == 1, "one flush scheduled per iteration, not per chunk"
+    assert load_capture(recorder.path).chunks == ()
+    pending.pop()()
+    assert [c.data for c in load_capture(recorder.path).chunks] == [b"data: a\n\n", b"data: b\n\n"]
+    burst = [b"x" * (k % 7 + 1) for k in range(FLUSH_CHUNKS + 2)]
+    for data in burst:
+        recorder.take(data)
+    assert len(load_capture(recorder.path).chunks) == 2 + FLUSH_CHUNKS, "a long burst does not wait for the loop"
+    recorder.finish("server-disconnected", "peer closed")
+    capture = load_capture(recorder.path)
+    assert [c.data for c in capture.chunks][2:] == burst
+    assert capture.end is not None and (capture.end.kind, capture.end.error) == ("server-disconnected", "peer closed")
+    assert (recorder.chunks, recorder.bytes, recorder.ended) == (len(burst) + 2, len(capture.body), "server-disconnected")
+    assert recorder.body is not None and recorder.body.getvalue() == capture.body
+
+
+def test_stream_recorder_stops_quietly_when_the_disk_fails(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A failing write ends the recording with one warning and raises nothing: the stream flows on."""
+    pending: list[Callable[[], None]] = []
+    recorder = _recorder(tmp_path, pending, attach=True)
+    recorder.take(b"data: a\n\n")
+    pending.pop()()
+    assert recorder.writer is not None
+    full = os.open("/dev/full", os.O_WRONLY)
+    os.dup2(full, recorder.writer._fd)  # every write: ENOSPC, a full disk
+    os.close(full)
+    with caplog.at_level(logging.WARNING):
+        recorder.take(b"data: b\n\n")
+        pending.pop()()
+        recorder.take(b"data: c\n\n")
+        recorder.finish("complete")
+    warnings = [r.getMessage() for r in caplog.records if "stopped recording" in r.getMessage()]
+    assert len(warnings) == 1 and "No space left" in warnings[0]
+    assert recorder.writer is None and recorder.ended == "complete"
+    assert recorder.body is not None and recorder.body.getvalue() == b"data: a\n\ndata: b\n\ndata: c\n\n"
+
+
+def test_capture_dir_problem(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    assert capture_dir_problem(tmp_path) is None
+    assert capture_dir_problem(tmp_path / "not" / "yet") is None, "made with the first capture"
+    assert capture_dir_problem(tmp_path / "file") == f"{tmp_path / 'file'} is a file, not a folder"
+    assert capture_dir_problem(tmp_path / "file" / "below") == (
+        f"{tmp_path / 'file' / 'below'} cannot be made: {tmp_path / 'file'} is a file, not a folder"
+    )
+    assert capture_dir_problem("") == "is empty: a folder is needed"
