@@ -39,19 +39,6 @@ def end_kind(error_message: str) -> str:
     return end_from_error(error_message).kind
 
 
-def _stream_callable(recorder: StreamRecorder) -> StreamFunc:
-    """The response's stream callable: note each chunk, hand it on unchanged (it runs for every chunk)."""
-    take = recorder.take
-
-    def stream(data: bytes) -> Iterable[bytes] | bytes:
-        if not data:
-            return []  # mid-stream, b"" would end a chunked body (HTTP/1.1) or send an empty DATA frame (HTTP/2)
-        take(data)
-        return data
-
-    return stream
-
-
 def _chain(take: StreamFunc, inner: StreamFunc) -> StreamFunc:
     """Record the wire bytes, then hand them to the stream callable another addon had set."""
 
@@ -154,8 +141,7 @@ class SSECapture:
         recorder = StreamRecorder(
             writer, sent_at, attach=ctx.options.sse_capture_attach_body, schedule=asyncio.get_running_loop().call_soon
         )
-        take = _stream_callable(recorder)
-        response.stream = _chain(take, response.stream) if callable(response.stream) else take
+        response.stream = _chain(recorder.take, response.stream) if callable(response.stream) else recorder.take
         self.active[flow.id] = recorder
         if self.on_capture is not None:
             self.on_capture(Stage.STARTED, recorder)

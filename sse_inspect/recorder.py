@@ -15,7 +15,7 @@ import logging
 import os
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
@@ -225,8 +225,15 @@ class StreamRecorder:
         """Seconds since the request was sent."""
         return time.monotonic() - self.sent_at
 
-    def take(self, data: bytes) -> None:
-        """Note a chunk and its arrival time (the proxy's hot path: nothing more, and no empty chunk)."""
+    def take(self, data: bytes) -> Iterable[bytes] | bytes:
+        """Note a chunk and its arrival time, and hand it back to be passed on: a proxy's stream callable.
+
+        It runs on the event loop for every chunk, so it does only that. An empty chunk is no
+        chunk and is handed back as nothing: mid-stream, b"" would end a chunked body (HTTP/1.1)
+        or send an empty DATA frame (HTTP/2).
+        """
+        if not data:
+            return []
         datas = self.datas
         if not datas:
             self.schedule(self.flush)
@@ -234,6 +241,7 @@ class StreamRecorder:
         datas.append(data)
         if len(datas) >= FLUSH_CHUNKS:
             self.flush()
+        return data
 
     def flush(self) -> None:
         """Count, attach and write the chunks taken since the last flush (none: nothing to do)."""
