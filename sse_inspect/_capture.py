@@ -204,6 +204,7 @@ def capture_from_body(
         recorder=recorder,
     )
 
+
 _answer_text: Callable[[Capture], str] | None = None
 """What `Capture.text` calls: set by the analysis layer (`provide_answer_text`)."""
 

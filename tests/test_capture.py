@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -216,3 +218,14 @@ def test_any_bytes_load_or_say_why(data: bytes) -> None:
         parse_capture(data)
     except CaptureError:
         pass
+
+
+def test_capture_text_comes_from_the_analysis_layer_without_an_upward_import() -> None:
+    """`_capture` imports no analysis; `Capture.text` still rebuilds the answer, in a process that
+    imports nothing but the capture module (the package's front, run first, brings the analysis)."""
+    code = (
+        "from sse_inspect._capture import capture_from_body\n"
+        "print(capture_from_body(b'data: {\"choices\": [{\"delta\": {\"content\": \"hi\"}}]}\\n\\n').text)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout == "hi\n"
