@@ -26,7 +26,6 @@ from typing import Any, BinaryIO, Self
 from ._capture import Capture, CaptureLines, Chunk, End, is_capture_header
 from ._decoding import zstd_reader
 from ._errors import CaptureError
-from .interop import sniff
 
 __all__ = [
     "RAW_PIECE",
@@ -230,6 +229,8 @@ def _parse(data: bytes, path: str | None) -> Capture:
         rest.seek(len(first))
         chunks = tuple(lines.chunks(rest))
         return dataclasses.replace(lines.head, chunks=chunks, end=lines.end, warnings=tuple(lines.warnings))
+    from .interop import sniff  # below this module; imported only when a file is not a capture (saves start-up)
+
     return sniff(data, path) or _parse_raw(data, path)
 
 
