@@ -182,7 +182,8 @@ def problems(
                     out.append(f"upward import: {imp} ({names[mine]} imports {names[theirs]})")
             elif mine in core and imp.target in EDGE_LIBRARIES and (module, imp.target) not in ALLOWED_EDGES:
                 out.append(f"the core imports an edge: {imp}")
-    for cycle in cycles({m: [i.target for i in imps if i.internal and not i.type_checking] for m, imps in imports.items()}):
+    run_time = {m: [i.target for i in imps if i.internal and not i.type_checking] for m, imps in imports.items()}
+    for cycle in cycles(run_time):
         out.append("import cycle: " + " -> ".join([*cycle, cycle[0]]))
     return out
 
@@ -237,7 +238,8 @@ def _node(module: str) -> str:
 
 
 def drawing(imports: dict[str, list[Import]]) -> str:
-    """A Mermaid graph of the imports between the package's modules, a box per layer: an arrow from a module to one it imports.
+    """A Mermaid graph of the imports between the package's modules, a box per layer: an arrow from a
+    module to one it imports.
 
     Subpackages are one node; an arrow is left out when a longer path leads there too (a
     transitive reduction), so what is drawn is the skeleton of the layering."""

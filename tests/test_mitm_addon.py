@@ -243,8 +243,8 @@ def test_mitmdump_exits_at_once_on_a_bad_capture_dir(tmp_path: Path) -> None:
 
     def mitmdump_with(folder: Path) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [str(mitmdump), "-nr", str(no_flows), "--set", f"confdir={tmp_path / 'conf'}", "-s", str(ROOT / "addons" / "sse_capture.py"),
-             "--set", f"sse_capture_dir={folder}"],
+            [str(mitmdump), "-nr", str(no_flows), "--set", f"confdir={tmp_path / 'conf'}",
+             "-s", str(ROOT / "addons" / "sse_capture.py"), "--set", f"sse_capture_dir={folder}"],
             capture_output=True, text=True, timeout=60, env=env, check=False,
         )  # fmt: skip
 

@@ -396,6 +396,16 @@ def test_record_bad_filter(tmp_path: Path) -> None:
 
 
 @pytest.mark.e2e  # starts `sse-inspect record`
+def test_record_output_that_cannot_be_a_folder(tmp_path: Path) -> None:
+    """`-o` below a file (a typo, a stale path): exit 2 with one line when the proxy starts, not a
+    warning per stream once traffic flows."""
+    (tmp_path / "taken").write_text("a file")
+    folder = tmp_path / "taken" / "captures"
+    line = record_fails(tmp_path, free_port(), "-o", str(folder))
+    assert line == f"Error: sse_capture_dir: {folder} cannot be made: {folder.parent} is a file, not a folder", line
+
+
+@pytest.mark.e2e  # starts `sse-inspect record`
 def test_record_bad_upstream(tmp_path: Path) -> None:
     """A typo in `--upstream` (a scheme mitmproxy cannot reverse-proxy to): exit 2 with one line
     naming the problem, as for every other bad option."""
