@@ -29,8 +29,7 @@ from ._errors import CaptureError, DialectError, RechunkSpecError, SSEInspectErr
 from ._events import Comment, Event, Notice
 from ._parser import EventStreamParser, ParseStats, parse_events
 from ._rechunk import RechunkSpec, parse_rechunk_spec, rechunk
-from .dialects import DIALECTS, detect_dialect, get_dialect
-from .dialects._base import Answer, Choice, Dialect, InbandError, ToolCall
+from .dialects import DIALECTS, Answer, Choice, Dialect, InbandError, Reader, Step, ToolCall, detect_dialect, get_dialect
 
 __all__ = [
     "Analysis",
@@ -53,11 +52,13 @@ __all__ = [
     "Notice",
     "Observer",
     "ParseStats",
+    "Reader",
     "RechunkSpec",
     "RechunkSpecError",
     "Request",
     "Response",
     "SSEInspectError",
+    "Step",
     "TextDiff",
     "Timing",
     "TimingDiff",

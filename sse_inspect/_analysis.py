@@ -24,9 +24,8 @@ from ._events import Comment, Event, Notice
 from ._parser import EventStreamParser, ParseStats
 from ._rechunk import RechunkSpec
 from ._rechunk import rechunk as recut
-from .dialects import detect_dialect, get_dialect
-from .dialects._accumulate import Reader
-from .dialects._base import END, TEXT, Answer, Dialect
+from .dialects import Answer, Dialect, Reader, Step, detect_dialect, get_dialect
+from .dialects._base import END, TEXT
 
 __all__ = ["Analysis", "Observer", "Timing", "analyze", "body_chunks"]
 
@@ -220,11 +219,14 @@ def _parsed(chunks: Iterable[Chunk], parser: EventStreamParser, notices: list[No
     yield None, None, [*notices, *parser.close()]
 
 
+_NOTHING = Step(0)
+
+
 class _Unread(Reader):
     """A reader that reads nothing, for `analyze(rebuild=False)`."""
 
-    def feed(self, event: Event) -> int:
-        return 0
+    def feed(self, event: Event) -> Step:
+        return _NOTHING
 
     def is_end(self, event: Event, kind: str, payload: dict[str, Any]) -> bool:
         return False

@@ -3,19 +3,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
-from unittest import mock
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sse_inspect._events import Event
-from sse_inspect.dialects import get_dialect
-from sse_inspect.dialects._accumulate import Reader
-from sse_inspect.dialects._base import TEXT, Answer
+from sse_inspect.dialects import Answer, Step, get_dialect
 
 # Token texts a server sends, and the ones that could fool an envelope: quotes, backslashes, control
 # characters, non-ASCII, surrogates, and the other string values of the envelope itself.
@@ -115,23 +110,14 @@ def anthropic_stream(draw: st.DrawFn) -> list[tuple[str, str]]:
     return items
 
 
-@contextmanager
-def long_way() -> Iterator[None]:
-    with mock.patch.object(Reader, "learn", lambda self, *args: None):
-        yield
-
-
-def read(dialect: str, events: list[Event]) -> tuple[list[int], Answer]:
-    reader = get_dialect(dialect).reader()
+def read(dialect: str, events: list[Event], *, accelerate: bool = True) -> tuple[list[Step], Answer]:
+    reader = get_dialect(dialect).reader(accelerate=accelerate)
     flags = [reader.feed(event) for event in events]
     return flags, reader.answer(get_dialect(dialect))
 
 
 def both_ways(dialect: str, events: list[Event]) -> None:
-    fast = read(dialect, events)
-    with long_way():
-        slow = read(dialect, events)
-    assert fast == slow
+    assert read(dialect, events) == read(dialect, events, accelerate=False)
 
 
 @settings(max_examples=400, deadline=None)
@@ -182,7 +168,7 @@ def test_a_text_written_unlike_the_field_that_reads_the_same_is_not_taken_for_it
     events = [Event(index=n, data=first.replace('"a"', f'"{x}"', 1)) for n, x in enumerate("abc")]
     both_ways("openai-chat", events)
     reader = get_dialect("openai-chat").reader()
-    assert [reader.feed(event) for event in events] == [TEXT] * 3
+    assert [reader.feed(event) for event in events] == [Step.TEXT] * 3
     assert (reader._tries, reader._hits) == (3, 0) and str(reader.choice(0).text) == "aaa"
 
 
