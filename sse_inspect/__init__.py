@@ -29,7 +29,18 @@ from ._errors import CaptureError, DialectError, RechunkSpecError, SSEInspectErr
 from ._events import Comment, Event, Notice
 from ._parser import EventStreamParser, ParseStats, parse_events
 from ._rechunk import RechunkSpec, parse_rechunk_spec, rechunk
-from .dialects import DIALECTS, Answer, Choice, Dialect, InbandError, Reader, Step, ToolCall, detect_dialect, get_dialect
+from .dialects import (
+    DIALECTS,
+    Answer,
+    Choice,
+    Dialect,
+    InbandError,
+    Reader,
+    Step,
+    ToolCall,
+    detect_dialect,
+    get_dialect,
+)
 
 __all__ = [
     "Analysis",

@@ -54,7 +54,10 @@ def token(n: int, text: str, *, special: bool = False, **last: Any) -> dict[str,
     }
 
 
-DONE = {"generated_text": " Deep learning", "details": {"finish_reason": "eos_token", "generated_tokens": 3, "seed": None}}
+DONE = {
+    "generated_text": " Deep learning",
+    "details": {"finish_reason": "eos_token", "generated_tokens": 3, "seed": None},
+}
 STREAM = body(token(1, " Deep"), token(2, " learning"), token(3, "</s>", special=True, **DONE))
 
 
