@@ -7,11 +7,12 @@ envelope; the next events with the same envelope then cost one string scan inste
 and a `step`, with the same result. A reader without it, or made with `accelerate=False`, gives the
 same answers, only slower; tests/dialects/test_envelopes.py proves it for every dialect that opts in.
 
-Nothing is trusted blindly. An envelope is kept only when the event turns out to carry text and
-nothing else (no end marker, error or invalid payload), and when, with another string in the place
-of the text, the payload holds that string where `learn` said the text sits (so an id or a name that
-reads the same as the text cannot be taken for it). A hit needs the same event type, the same bytes
-around the text, and a JSON string in between; anything else is read the long way.
+Nothing is trusted blindly. An envelope is kept only when the event turns out to carry that one
+piece of text and nothing else (no other `add` or `mark`, no end marker, error or invalid payload),
+and when, with another string in the place of the text, the payload holds that string where `learn`
+said the text sits (so an id or a name that reads the same as the text cannot be taken for it). A
+hit needs the same event type, the same bytes around the text, and a JSON string in between;
+anything else is read the long way.
 """
 
 from __future__ import annotations
@@ -71,6 +72,8 @@ class EnvelopeCache(Reader):
         self.accelerate = accelerate
         self._envelope: Envelope | None = None
         self._offer: tuple[str, Channel, Place] | None = None
+        self._outputs = 0
+        """Pieces of output the event being read carried (`add` and `mark` calls)."""
         self._tries = self._hits = 0
 
     def learn(self, piece: str, channel: Channel, place: Place) -> None:
@@ -78,6 +81,15 @@ class EnvelopeCache(Reader):
         `place` in its payload, to `channel`. Learnt when the event turns out to be text and nothing else."""
         if self.accelerate and self._tries < _TRIES + self._hits // _HITS_PER_TRY:
             self._offer = (piece, channel, place)
+
+    def add(self, channel: Channel, piece: object) -> bool:
+        added = super().add(channel, piece)
+        self._outputs += added
+        return added
+
+    def mark(self) -> None:
+        super().mark()
+        self._outputs += 1
 
     def feed(self, event: Event) -> Step:
         envelope = self._envelope
@@ -95,13 +107,14 @@ class EnvelopeCache(Reader):
                     envelope.channel.append(piece)
                     self._hits += 1
                     return _TEXT_STEP
+        self._outputs = 0
         flags = super().feed(event)
         if flags & END:
             self._envelope = None  # what follows is read the long way (not at all, when `stops_at_end`)
         offer = self._offer
         if offer is not None:
             self._offer = None
-            if flags == TEXT and not self.end_markers:
+            if flags == TEXT and self._outputs == 1 and not self.end_markers:
                 self._learn(event, offer)
         return flags
 

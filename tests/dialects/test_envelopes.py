@@ -297,14 +297,6 @@ class _Misplaced(EnvelopeCache):
             self.learn(piece, self.choice().text, lambda p: (p, "id"))
 
 
-class _Offered(_Misplaced):
-    def step(self, event: Event, kind: str, payload: dict[str, Any]) -> None:
-        piece = payload.get("text")
-        if self.add(self.choice().text, piece):
-            assert isinstance(piece, str)
-            self.learn(piece, self.choice().text, lambda p: (p, "text"))
-
-
 def test_a_misplaced_text_is_never_learnt() -> None:
     # the id reads the same as the text: the probe finds that the payload's `text` is not under `id`
     events = [Event(index=n, data=json.dumps({"id": "x", "text": "x" if n < 2 else f"t{n}"})) for n in range(20)]
@@ -315,11 +307,22 @@ def test_a_misplaced_text_is_never_learnt() -> None:
     assert str(reader.choice().text) == "xx" + "".join(f"t{n}" for n in range(2, 20))
 
 
-@pytest.mark.parametrize("other", [{"end": True}, {"error": "boom"}], ids=["end", "error"])
+class _TwoPieces(_Misplaced):
+    def step(self, event: Event, kind: str, payload: dict[str, Any]) -> None:
+        piece = payload.get("text")
+        if self.add(self.choice().text, piece):
+            assert isinstance(piece, str)
+            self.learn(piece, self.choice().text, lambda p: (p, "text"))
+        self.add(self.choice().reasoning, payload.get("thinking"))
+
+
+@pytest.mark.parametrize("other", [{"end": True}, {"error": "boom"}, {"thinking": "t"}], ids=["end", "error", "two"])
 def test_an_event_that_does_more_than_text_is_never_learnt(other: dict[str, Any]) -> None:
-    reader = _Offered()
-    reader.feed(Event(index=0, data=json.dumps({"text": "a", **other})))
-    assert reader._envelope is None
-    reader = _Offered()
+    events = [Event(index=n, data=json.dumps({"text": f"a{n}", **other})) for n in range(2)]
+    reader = _TwoPieces()
+    for event in events:
+        reader.feed(event)
+    assert reader._envelope is None and reader._hits == 0
+    reader = _TwoPieces()
     reader.feed(Event(index=0, data=json.dumps({"text": "a"})))
     assert reader._envelope is not None  # the same event without it is learnt
