@@ -113,8 +113,8 @@ class Observer:
     def wire(self, chunk: Chunk) -> None:
         """A chunk as it crossed the wire (still content-encoded, if it was)."""
 
-    def event(self, event: Event, flags: int) -> None:
-        """An event and what the dialect saw in it (`TEXT`, `END`, `INVALID_JSON`, `ERROR` flags)."""
+    def event(self, event: Event, flags: Step) -> None:
+        """An event and what the dialect saw in it, as `Step` flags (`flags & Step.TEXT`, ...)."""
 
     def comment(self, comment: Comment) -> None:
         """A comment line."""
