@@ -16,8 +16,18 @@ from ._loading import CaptureStream, load_capture, open_capture, parse_capture
 from ._parser import EventStreamParser, ParseStats, parse_events
 from ._rechunk import RechunkSpec, parse_rechunk_spec, rechunk
 from ._version import __version__
-from .dialects import DIALECTS, detect_dialect, get_dialect
-from .dialects._base import Answer, Choice, Dialect, InbandError, ToolCall
+from .dialects import (
+    DIALECTS,
+    Answer,
+    Choice,
+    Dialect,
+    InbandError,
+    Reader,
+    Step,
+    ToolCall,
+    detect_dialect,
+    get_dialect,
+)
 
 __all__ = [
     "Analysis",
@@ -40,11 +50,13 @@ __all__ = [
     "Notice",
     "Observer",
     "ParseStats",
+    "Reader",
     "RechunkSpec",
     "RechunkSpecError",
     "Request",
     "Response",
     "SSEInspectError",
+    "Step",
     "TextDiff",
     "Timing",
     "TimingDiff",

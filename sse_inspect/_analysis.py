@@ -25,9 +25,8 @@ from ._loading import CaptureStream
 from ._parser import EventStreamParser, ParseStats
 from ._rechunk import RechunkSpec
 from ._rechunk import rechunk as recut
-from .dialects import detect_dialect, get_dialect
-from .dialects._accumulate import Reader
-from .dialects._base import END, TEXT, Answer, Dialect
+from .dialects import Answer, Dialect, Reader, Step, detect_dialect, get_dialect
+from .dialects._base import END, TEXT
 
 __all__ = ["Analysis", "Observer", "Timing", "analyze", "body_chunks"]
 
@@ -115,8 +114,8 @@ class Observer:
     def wire(self, chunk: Chunk) -> None:
         """A chunk as it crossed the wire (still content-encoded, if it was)."""
 
-    def event(self, event: Event, flags: int) -> None:
-        """An event and what the dialect saw in it (`TEXT`, `END`, `INVALID_JSON`, `ERROR` flags)."""
+    def event(self, event: Event, flags: Step) -> None:
+        """An event and what the dialect saw in it, as `Step` flags (`flags & Step.TEXT`, ...)."""
 
     def comment(self, comment: Comment) -> None:
         """A comment line."""
@@ -183,11 +182,14 @@ def _parsed(chunks: Iterable[Chunk], parser: EventStreamParser, notices: list[No
     yield None, None, [*notices, *parser.close()]
 
 
+_NOTHING = Step(0)
+
+
 class _Unread(Reader):
     """A reader that reads nothing, for `analyze(rebuild=False)`."""
 
-    def feed(self, event: Event) -> int:
-        return 0
+    def feed(self, event: Event) -> Step:
+        return _NOTHING
 
     def is_end(self, event: Event, kind: str, payload: dict[str, Any]) -> bool:
         return False

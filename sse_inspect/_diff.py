@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from ._analysis import Analysis
 from ._errors import SSEInspectError
 from ._events import Event
-from .dialects._base import Answer
+from .dialects import Answer
 
 __all__ = [
     "HOLD_THRESHOLD",

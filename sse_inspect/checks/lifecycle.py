@@ -7,8 +7,7 @@ from collections.abc import Iterator
 from .._analysis import Observer
 from .._capture import Chunk
 from .._events import Event
-from ..dialects._accumulate import KEPT
-from ..dialects._base import END, ERROR, INVALID_JSON, TEXT
+from ..dialects._base import END, ERROR, INVALID_JSON, KEPT, TEXT
 from ._context import Context
 from ._model import Finding, Severity
 

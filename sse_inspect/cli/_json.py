@@ -8,7 +8,7 @@ from typing import Any, TextIO
 from .._analysis import Analysis, Observer
 from .._events import Comment, Event
 from .._fastjson import encode_string
-from ..dialects._base import Answer, Choice, ToolCall
+from ..dialects import Answer, Choice, ToolCall
 
 
 def dumps(obj: Any) -> str:

@@ -1,5 +1,9 @@
 """The known stream grammars: the registry, lookup by name, and detection from the first events.
 
+A dialect is a `Dialect` subclass and its `Reader` (docs/dialects.md shows how to write one);
+`_answer` holds the values a reader gives, `_accumulate` the state it keeps, `_detect` the
+detection scores, and `_envelope` the accelerator the OpenAI Chat and Anthropic readers opt into.
+
 Content beats the URL (OpenRouter, Azure and local servers speak OpenAI Chat on
 other paths), and the URL decides when the content says nothing (no events yet).
 """
@@ -10,7 +14,8 @@ from collections.abc import Sequence
 
 from .._errors import DialectError
 from .._events import Event
-from ._base import Answer, Choice, Dialect, InbandError, ToolCall
+from ._answer import Answer, Choice, InbandError, ToolCall
+from ._base import Dialect, Reader, Step
 from .anthropic import Anthropic
 from .cohere import Cohere
 from .gemini import Gemini
@@ -24,6 +29,8 @@ __all__ = [
     "Choice",
     "Dialect",
     "InbandError",
+    "Reader",
+    "Step",
     "ToolCall",
     "detect_dialect",
     "get_dialect",

@@ -1,155 +1,224 @@
-"""What a dialect rebuilds (`Answer`, `Choice`, `ToolCall`, `InbandError`) and the `Dialect` base.
+"""The two classes a dialect subclasses: `Dialect` (recognise a grammar) and `Reader` (read one stream of it).
 
-A dialect knows one provider's stream grammar: how to recognise it and how to
-rebuild, from the dispatched events, what the user of that API saw.
+A `Reader` subclass writes the grammar alone, in two methods: `is_end` (is this event an end marker?)
+and `step` (what does this event add?), with the helpers `choice`, `add`, `mark` and `identify`.
+The base does the bookkeeping every dialect shares: it parses each event's data as JSON and counts
+the payloads that are not, records in-band errors and end markers, stops reading at the end when the
+dialect says clients do, and says of each event what it was, as `Step` flags. docs/dialects.md walks
+through a whole dialect.
+
+Speed note (the end-to-end benchmark needs it): `Step`'s `&` is int's, so testing a flag of every
+event costs what testing an int does (enum's own `&` is Python code, tens of times slower); `feed`
+computes with the plain-int names `TEXT`, `END`, ... and returns the `Step` of the result.
 """
 
 from __future__ import annotations
 
-import json
+import enum
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from .._events import Event
+from .._fastjson import loads
+from ._accumulate import DONE, Channel, ChoiceState, as_dict, as_str, event_kind, inband_error, label
+from ._answer import Answer, Choice, InbandError
 
-if TYPE_CHECKING:
-    from ._accumulate import Reader
+__all__ = ["END", "ERROR", "INVALID_JSON", "KEPT", "TEXT", "Dialect", "Reader", "Step"]
 
-__all__ = ["END", "ERROR", "INVALID_JSON", "TEXT", "Answer", "Choice", "Dialect", "InbandError", "ToolCall"]
-
-TEXT, END, INVALID_JSON, ERROR = 1, 2, 4, 8
-"""What `Reader.feed` says of an event, as flags: it carried output; it was an end marker; its data
-should have been JSON and was not; it reported an in-band error."""
+KEPT = 1000
+"""How many indices of end markers and of invalid payloads a reader keeps (the counts go on)."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolCall:
-    """One tool (function) call, its arguments joined exactly as streamed."""
+class Step(enum.IntFlag):
+    """What `Reader.feed` says of an event: any of these flags, or none (`Step(0)`).
 
-    name: str
-    arguments: str
-    id: str | None = None
-    index: int = 0
-    """Position of the call within its message."""
+    Test one with `flags & Step.TEXT` (which gives a plain int).
+    """
 
-    @property
-    def arguments_valid_json(self) -> bool:
-        """Whether the joined arguments parse as JSON (an empty string does not)."""
+    TEXT = 1
+    """The event carried output: answer text, reasoning, a refusal, a plan or a tool-call piece."""
+    END = 2
+    """The event was one of the dialect's end markers."""
+    INVALID_JSON = 4
+    """The event's data should have been JSON in this dialect and was not."""
+    ERROR = 8
+    """The event reported an in-band error."""
+
+    # see the speed note above; mypy expects enum's `&`, which returns a Step
+    __and__ = int.__and__  # type: ignore[assignment]
+    __rand__ = int.__rand__  # type: ignore[assignment]
+
+
+TEXT, END, INVALID_JSON, ERROR = (flag.value for flag in Step)
+"""The flags as plain ints, for loops that test every event."""
+_STEPS = tuple(Step(value) for value in range(16))
+"""Each combination of flags by its value, to return one without calling `Step`."""
+
+
+class Reader(ABC):
+    """Reads one stream, event by event (`feed`), and gives what it read as an `Answer` (`answer`).
+
+    A subclass implements `is_end` and `step`; it may set `stops_at_end` and `expects_json`, and
+    keep state of its own in `__init__` (calling `super().__init__()`).
+
+    The base keeps per-choice state (`choice`), the last usage object, the model and response id,
+    the in-band errors, `extra` facts, and at most `KEPT` indices of end markers and of invalid
+    payloads (the counts go on), so a pass over a huge capture holds no per-event state.
+    Every JSON payload with a top-level `error` member (and every event named `error`) becomes an
+    `InbandError` before `step` sees the event. When `stops_at_end`, events after the first end
+    marker are not stepped (a client stops there; openai-python breaks at `[DONE]`): further end
+    markers are still recorded and the others are counted in `extra["ignored_after_end"]`.
+    """
+
+    stops_at_end: ClassVar[bool] = True
+    """Whether clients stop reading at the first end marker (False: they read the body to its end)."""
+    expects_json: ClassVar[bool] = True
+    """Whether every event's data should be JSON (`[DONE]` excepted); the others are counted as invalid."""
+
+    def __init__(self) -> None:
+        self._choices: dict[int, ChoiceState] = {}
+        self._marked = False
+        self._ignored_after_end = 0
+        self.usage: dict[str, Any] | None = None
+        self.errors: list[InbandError] = []
+        self.end_marker_events: list[int] = []
+        self.end_markers = 0
+        self.invalid_json: list[int] = []
+        self.invalid_payloads = 0
+        self.model: str | None = None
+        self.response_id: str | None = None
+        self.extra: dict[str, Any] = {}
+
+    # The grammar: what a dialect writes.
+
+    @abstractmethod
+    def is_end(self, event: Event, kind: str, payload: dict[str, Any]) -> bool:
+        """Whether this event is one of the dialect's end markers (`kind`: the event's name, see `event_kind`)."""
+
+    @abstractmethod
+    def step(self, event: Event, kind: str, payload: dict[str, Any]) -> None:
+        """Take one event; `payload` is its data as a JSON object, {} when it is not one."""
+
+    # The helpers a grammar uses.
+
+    def choice(self, index: int = 0) -> ChoiceState:
+        """The state of choice `index` (made on first use): its channels, tool calls and finish reason."""
+        state = self._choices.get(index)
+        if state is None:
+            state = self._choices[index] = ChoiceState()
+        return state
+
+    def add(self, channel: Channel, piece: object) -> bool:
+        """Append a non-empty text piece to a channel and mark the current event as carrying output;
+        whether it was one."""
+        if isinstance(piece, str) and piece:
+            channel.append(piece)
+            self._marked = True
+            return True
+        return False
+
+    def mark(self) -> None:
+        """Record that the current event carried output that `add` did not append (a tool call's name)."""
+        self._marked = True
+
+    def identify(self, *, model: object = None, response_id: object = None) -> None:
+        """Keep the first non-empty model and response id (Azure's first chunk has empty ones)."""
+        if self.model is None and isinstance(model, str) and model:
+            self.model = model
+        if self.response_id is None and isinstance(response_id, str) and response_id:
+            self.response_id = response_id
+
+    # What callers use.
+
+    def feed(self, event: Event) -> Step:
+        """Take the next event; what it was, as `Step` flags."""
+        self._marked = False
+        errors, invalid = len(self.errors), self.invalid_payloads
+        payload = self._load(event)
+        kind = event_kind(event, payload)
+        end = self.is_end(event, kind, payload)
+        if not (self.stops_at_end and self.end_markers):
+            self._error(event, kind, payload)
+            self.step(event, kind, payload)
+        elif not end:
+            self._ignored_after_end += 1
+        flags = TEXT if self._marked else 0
+        if end:
+            self.end_markers += 1
+            if len(self.end_marker_events) < KEPT:
+                self.end_marker_events.append(event.index)
+            flags |= END
+        if self.invalid_payloads != invalid:
+            flags |= INVALID_JSON
+        if len(self.errors) != errors:
+            flags |= ERROR
+        return _STEPS[flags]
+
+    def answer(self, dialect: Dialect, text_events: tuple[int, ...] = ()) -> Answer:
+        """What was read so far, as the `dialect`'s answer; `text_events` are the indices of the events
+        whose flags had `TEXT` (the caller keeps them, or not)."""
+        extra = dict(self.extra)
+        if self._ignored_after_end:
+            extra["ignored_after_end"] = self._ignored_after_end
+        choices = tuple(state.build(index) for index, state in sorted(self._choices.items()))
+        return Answer(
+            dialect=dialect.name,
+            choices=choices or (Choice(),),
+            usage=self.usage,
+            errors=tuple(self.errors),
+            end_marker=dialect.end_marker,
+            end_marker_events=tuple(self.end_marker_events),
+            end_markers=self.end_markers,
+            text_events=text_events,
+            invalid_json=tuple(self.invalid_json),
+            invalid_payloads=self.invalid_payloads,
+            model=self.model,
+            response_id=self.response_id,
+            extra=extra,
+        )
+
+    def _load(self, event: Event) -> dict[str, Any]:
         try:
-            json.loads(self.arguments)
-        except ValueError:
-            return False
-        return True
+            value = loads(event.data)
+        except (ValueError, RecursionError):
+            if self.expects_json and event.data != DONE:
+                self.invalid_payloads += 1
+                if len(self.invalid_json) < KEPT:
+                    self.invalid_json.append(event.index)
+            return {}
+        return as_dict(value)
 
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Choice:
-    """One alternative answer (`n > 1` in OpenAI Chat); most streams have one."""
-
-    index: int = 0
-    text: str = ""
-    """The visible answer text."""
-    reasoning: str = ""
-    """Reasoning / thinking / thought-summary text, kept apart from the answer."""
-    refusal: str = ""
-    plan: str = ""
-    """A tool plan in words (Cohere's `tool_plan`), kept apart from the answer."""
-    tool_calls: tuple[ToolCall, ...] = ()
-    finish_reason: str | None = None
-    """The model's own finish reason (`stop`, `end_turn`, `STOP`, ...), as sent."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class InbandError:
-    """An error reported inside a stream whose HTTP status said success."""
-
-    message: str
-    event_index: int
-    code: str | None = None
-    type: str | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class Answer:
-    """What the user of the API saw, rebuilt from the events, and how the stream ended."""
-
-    dialect: str
-    choices: tuple[Choice, ...] = (Choice(),)
-    usage: dict[str, Any] | None = None
-    """The last usage object seen (cumulative in Anthropic and Gemini streams)."""
-    errors: tuple[InbandError, ...] = ()
-    end_marker: str | None = None
-    """The marker this dialect ends a stream with, as text (None: the dialect has none)."""
-    end_marker_events: tuple[int, ...] = ()
-    """Indices of the events that were end markers (the first 1000): none = missing, two or more = duplicated."""
-    end_markers: int = 0
-    """How many end markers came (at least `len(end_marker_events)`)."""
-    text_events: tuple[int, ...] = ()
-    """Indices of the events that carried visible text, reasoning or tool-call pieces
-    (empty from an analysis that kept no events: `Timing.text_events` counts them)."""
-    invalid_json: tuple[int, ...] = ()
-    """Indices of events whose data should be JSON in this dialect and is not (the first 1000)."""
-    invalid_payloads: int = 0
-    """How many such events came (at least `len(invalid_json)`)."""
-    model: str | None = None
-    response_id: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Dialect-specific facts worth showing (e.g. Responses' final status)."""
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "end_markers", max(self.end_markers, len(self.end_marker_events)))
-        object.__setattr__(self, "invalid_payloads", max(self.invalid_payloads, len(self.invalid_json)))
-
-    @property
-    def text(self) -> str:
-        return self.choices[0].text if self.choices else ""
-
-    @property
-    def reasoning(self) -> str:
-        return self.choices[0].reasoning if self.choices else ""
-
-    @property
-    def refusal(self) -> str:
-        return self.choices[0].refusal if self.choices else ""
-
-    @property
-    def tool_calls(self) -> tuple[ToolCall, ...]:
-        return self.choices[0].tool_calls if self.choices else ()
-
-    @property
-    def finish_reason(self) -> str | None:
-        return self.choices[0].finish_reason if self.choices else None
-
-    @property
-    def end_marker_seen(self) -> bool:
-        return bool(self.end_marker_events)
-
-    @property
-    def complete(self) -> bool | None:
-        """True when the end marker arrived and no in-band error did; None when the dialect has no marker."""
-        if self.end_marker is None:
-            return None
-        return self.end_marker_seen and not self.errors
+    def _error(self, event: Event, kind: str, payload: dict[str, Any]) -> None:
+        error = inband_error(payload["error"], event.index) if "error" in payload else None
+        if error is None and kind == "error":
+            error = InbandError(
+                message=as_str(payload.get("message")) or event.data or "error event",
+                event_index=event.index,
+                code=label(payload.get("code")),
+            )
+        if error is not None:
+            self.errors.append(error)
 
 
 class Dialect(ABC):
-    """One provider's stream grammar. Subclasses set the class attributes and two methods."""
+    """One provider's stream grammar: recognise it (`detect`) and read it (`reader`).
+
+    A subclass sets `name`, `title`, `end_marker` and `reader` (its `Reader` subclass), and writes `detect`.
+    """
 
     name: ClassVar[str]
     """Short name used on the command line (`--dialect openai-chat`)."""
     title: ClassVar[str]
     end_marker: ClassVar[str | None] = None
+    """The marker this dialect ends a stream with, as text for people (None: it has none)."""
+    reader: ClassVar[type[Reader]]
+    """The `Reader` of one stream in this grammar: `dialect.reader()` makes a new one; `feed` it the events in order."""
 
     @classmethod
     @abstractmethod
     def detect(cls, events: Sequence[Event], url: str | None) -> int:
         """How sure (0-100) that a stream starting with `events`, fetched from `url`, speaks this dialect."""
-
-    @abstractmethod
-    def reader(self) -> Reader:
-        """A new reader of one stream in this grammar: `feed` it the events in order."""
 
     def rebuild(self, events: Iterable[Event]) -> Answer:
         """Rebuild the answer from all the events of one stream, in order."""
@@ -157,4 +226,3 @@ class Dialect(ABC):
         feed = reader.feed
         text = tuple(e.index for e in events if feed(e) & TEXT)
         return reader.answer(self, text)
-

@@ -11,20 +11,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._events import Event
-from ._accumulate import (
-    STRONG,
-    WEAK,
-    Channel,
-    Reader,
-    as_dict,
-    as_int,
-    as_str,
-    confidence,
-    event_kind,
-    payloads,
-    url_path,
-)
+from ._accumulate import Channel, as_dict, as_int, as_str, event_kind
 from ._base import Dialect
+from ._detect import STRONG, WEAK, confidence, payloads, url_path
+from ._envelope import EnvelopeCache
 
 __all__ = ["Anthropic"]
 
@@ -43,35 +33,9 @@ _DELTA_PLACES = {key: lambda payload, key=key: (payload["delta"], key) for key i
 """Where a `content_block_delta` payload holds its piece, by the piece's key."""
 
 
-class Anthropic(Dialect):
-    """Rebuilds text and thinking blocks, and `*tool_use` blocks as tool calls.
+class _MessagesReader(EnvelopeCache):
+    """Learns the envelope of `content_block_delta` events: each block's text, thinking or tool-input pieces."""
 
-    Usage is `message_start`'s usage updated with each `message_delta`'s (cumulative
-    counts, which older streams sent without the input side). A `tool_use` block
-    that streamed no `input_json_delta` text gets its start `input`, re-serialised compactly.
-    """
-
-    name = "anthropic"
-    title = "Anthropic Messages"
-    end_marker = "event: message_stop"
-
-    @classmethod
-    def detect(cls, events: Sequence[Event], url: str | None) -> int:
-        content = 0
-        for event, payload in payloads(events):
-            kind = event_kind(event, payload)
-            if kind in _KINDS:
-                content = STRONG
-                break
-            if kind == "ping":
-                content = WEAK
-        return confidence(content, url_path(url).endswith("/messages"))
-
-    def reader(self) -> _MessagesReader:
-        return _MessagesReader()
-
-
-class _MessagesReader(Reader):
     def is_end(self, event: Event, kind: str, payload: dict[str, Any]) -> bool:
         return kind == "message_stop"
 
@@ -112,3 +76,29 @@ class _MessagesReader(Reader):
     def _usage(self, usage: object) -> None:
         if isinstance(usage, dict):
             self.usage = {**(self.usage or {}), **usage}
+
+
+class Anthropic(Dialect):
+    """Rebuilds text and thinking blocks, and `*tool_use` blocks as tool calls.
+
+    Usage is `message_start`'s usage updated with each `message_delta`'s (cumulative
+    counts, which older streams sent without the input side). A `tool_use` block
+    that streamed no `input_json_delta` text gets its start `input`, re-serialised compactly.
+    """
+
+    name = "anthropic"
+    title = "Anthropic Messages"
+    end_marker = "event: message_stop"
+    reader = _MessagesReader
+
+    @classmethod
+    def detect(cls, events: Sequence[Event], url: str | None) -> int:
+        content = 0
+        for event, payload in payloads(events):
+            kind = event_kind(event, payload)
+            if kind in _KINDS:
+                content = STRONG
+                break
+            if kind == "ping":
+                content = WEAK
+        return confidence(content, url_path(url).endswith("/messages"))

@@ -10,8 +10,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._events import Event
-from ._accumulate import STRONG, Reader, as_dict, as_int, as_str, confidence, event_kind, payloads, url_path
-from ._base import Dialect, InbandError
+from ._accumulate import as_dict, as_int, as_str, event_kind
+from ._answer import InbandError
+from ._base import Dialect, Reader
+from ._detect import STRONG, confidence, payloads, url_path
 
 __all__ = ["Cohere"]
 
@@ -30,26 +32,6 @@ _KINDS = frozenset(
         "message-end",
     }
 )
-
-
-class Cohere(Dialect):
-    """Rebuilds text and thinking content, the `tool_plan` (into `Choice.plan`) and tool calls by `index`.
-
-    A `message-end` whose `finish_reason` starts with ERROR, or that carries an
-    `error` string, is an in-band error.
-    """
-
-    name = "cohere"
-    title = "Cohere Chat v2"
-    end_marker = "event: message-end"
-
-    @classmethod
-    def detect(cls, events: Sequence[Event], url: str | None) -> int:
-        strong = any(event_kind(event, payload) in _KINDS for event, payload in payloads(events))
-        return confidence(STRONG if strong else 0, url_path(url).endswith("/v2/chat"))
-
-    def reader(self) -> _CohereReader:
-        return _CohereReader()
 
 
 class _CohereReader(Reader):
@@ -91,3 +73,21 @@ class _CohereReader(Reader):
                         message=message_text or f"finish_reason {reason}", event_index=event.index, code=reason or None
                     )
                 )
+
+
+class Cohere(Dialect):
+    """Rebuilds text and thinking content, the `tool_plan` (into `Choice.plan`) and tool calls by `index`.
+
+    A `message-end` whose `finish_reason` starts with ERROR, or that carries an
+    `error` string, is an in-band error.
+    """
+
+    name = "cohere"
+    title = "Cohere Chat v2"
+    end_marker = "event: message-end"
+    reader = _CohereReader
+
+    @classmethod
+    def detect(cls, events: Sequence[Event], url: str | None) -> int:
+        strong = any(event_kind(event, payload) in _KINDS for event, payload in payloads(events))
+        return confidence(STRONG if strong else 0, url_path(url).endswith("/v2/chat"))

@@ -11,35 +11,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._events import Event
-from ._accumulate import STRONG, ChoiceState, Reader, as_dict, as_int, as_list, as_str, confidence, payloads, url_path
-from ._base import Dialect
+from ._accumulate import ChoiceState, as_dict, as_int, as_list, as_str
+from ._base import Dialect, Reader
+from ._detect import STRONG, confidence, payloads, url_path
 
 __all__ = ["Gemini"]
 
 _KEYS = ("candidates", "usageMetadata", "promptFeedback")
-
-
-class Gemini(Dialect):
-    """Rebuilds candidates by `index`; `thought: true` parts are reasoning.
-
-    End markers are the events carrying a non-empty `finishReason` (the last event
-    of a normal stream) or a `promptFeedback.blockReason` (a blocked prompt gets no
-    candidates; the reason goes to `extra["prompt_block_reason"]`). Everything is
-    read, also after a marker, since clients read to the end of the body.
-    `functionCall.args` arrives parsed and is re-serialised compactly (absent: "{}").
-    """
-
-    name = "gemini"
-    title = "Google Gemini"
-    end_marker = "finishReason"
-
-    @classmethod
-    def detect(cls, events: Sequence[Event], url: str | None) -> int:
-        strong = any(key in payload for _, payload in payloads(events) for key in _KEYS)
-        return confidence(STRONG if strong else 0, ":streamgeneratecontent" in url_path(url))
-
-    def reader(self) -> _GeminiReader:
-        return _GeminiReader()
 
 
 class _GeminiReader(Reader):
@@ -74,3 +52,24 @@ class _GeminiReader(Reader):
         arguments = json.dumps(args if isinstance(args, dict) else {}, separators=(",", ":"))
         if state.tools.new().update(id=function_call.get("id"), name=function_call.get("name"), arguments=arguments):
             self.mark()
+
+
+class Gemini(Dialect):
+    """Rebuilds candidates by `index`; `thought: true` parts are reasoning.
+
+    End markers are the events carrying a non-empty `finishReason` (the last event
+    of a normal stream) or a `promptFeedback.blockReason` (a blocked prompt gets no
+    candidates; the reason goes to `extra["prompt_block_reason"]`). Everything is
+    read, also after a marker, since clients read to the end of the body.
+    `functionCall.args` arrives parsed and is re-serialised compactly (absent: "{}").
+    """
+
+    name = "gemini"
+    title = "Google Gemini"
+    end_marker = "finishReason"
+    reader = _GeminiReader
+
+    @classmethod
+    def detect(cls, events: Sequence[Event], url: str | None) -> int:
+        strong = any(key in payload for _, payload in payloads(events) for key in _KEYS)
+        return confidence(STRONG if strong else 0, ":streamgeneratecontent" in url_path(url))

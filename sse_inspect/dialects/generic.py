@@ -9,31 +9,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._events import Event
-from ._accumulate import DONE, Reader
-from ._base import Dialect
+from ._accumulate import DONE
+from ._base import Dialect, Reader
 
 __all__ = ["Generic"]
-
-
-class Generic(Dialect):
-    """Text is the data of every event but `[DONE]`, joined with LF; it has no end marker.
-
-    `end_marker_events` lists the `[DONE]` events, for information only (`complete`
-    stays None). Nothing is expected to be JSON, but a JSON object with an `error`
-    member, or an event named `error`, is still reported as an in-band error.
-    `text_events` are the events with non-empty data.
-    """
-
-    name = "generic"
-    title = "Generic event stream"
-    end_marker = None
-
-    @classmethod
-    def detect(cls, events: Sequence[Event], url: str | None) -> int:
-        return 1
-
-    def reader(self) -> _GenericReader:
-        return _GenericReader()
 
 
 class _GenericReader(Reader):
@@ -55,3 +34,22 @@ class _GenericReader(Reader):
             text.append("\n")
         self._first = False
         self.add(text, event.data)
+
+
+class Generic(Dialect):
+    """Text is the data of every event but `[DONE]`, joined with LF; it has no end marker.
+
+    `end_marker_events` lists the `[DONE]` events, for information only (`complete`
+    stays None). Nothing is expected to be JSON, but a JSON object with an `error`
+    member, or an event named `error`, is still reported as an in-band error.
+    `text_events` are the events with non-empty data.
+    """
+
+    name = "generic"
+    title = "Generic event stream"
+    end_marker = None
+    reader = _GenericReader
+
+    @classmethod
+    def detect(cls, events: Sequence[Event], url: str | None) -> int:
+        return 1

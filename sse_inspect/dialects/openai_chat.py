@@ -10,24 +10,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._events import Event
-from ._accumulate import (
-    DONE,
-    STRONG,
-    WEAK,
-    ChoiceState,
-    PendingCall,
-    Reader,
-    ToolCalls,
-    as_dict,
-    as_int,
-    as_list,
-    as_str,
-    confidence,
-    inband_error,
-    payloads,
-    url_path,
-)
+from ._accumulate import DONE, ChoiceState, PendingCall, ToolCalls, as_dict, as_int, as_list, as_str, inband_error
 from ._base import Dialect
+from ._detect import STRONG, WEAK, confidence, payloads, url_path
+from ._envelope import EnvelopeCache
 
 __all__ = ["OpenAIChat"]
 
@@ -37,35 +23,12 @@ _DETAIL_TEXT = {"reasoning.text": "text", "reasoning.summary": "summary"}
 """OpenRouter `reasoning_details[]` entry types that hold readable text, and the field holding it."""
 
 
-class OpenAIChat(Dialect):
-    """Rebuilds choices by `index`; reasoning from `reasoning_content`, `reasoning` or `reasoning_details`.
+class _ChatReader(EnvelopeCache):
+    """Learns the envelope of plain token chunks: one choice, a delta of `content` (and `role`), no
+    finish reason and no usage."""
 
-    Tool-call fragments are keyed by `index`, else by `id`, else continue the last
-    call (a fragment with a name and neither key starts a new one): Mistral sends
-    whole calls with an `id` and no `index`.
-    """
-
-    name = "openai-chat"
-    title = "OpenAI Chat Completions"
-    end_marker = "data: [DONE]"
-
-    @classmethod
-    def detect(cls, events: Sequence[Event], url: str | None) -> int:
-        content = 0
-        for event, payload in payloads(events):
-            if payload.get("object") == "chat.completion.chunk" or isinstance(payload.get("choices"), list):
-                content = STRONG
-                break
-            if event.data == DONE:
-                content = WEAK
-        return confidence(content, url_path(url).endswith("/chat/completions"))
-
-    def reader(self) -> _ChatReader:
-        return _ChatReader()
-
-
-class _ChatReader(Reader):
     padding = ("obfuscation",)  # random characters OpenAI adds so that sizes tell nothing
+
     def is_end(self, event: Event, kind: str, payload: dict[str, Any]) -> bool:
         return event.data == DONE
 
@@ -97,11 +60,8 @@ class _ChatReader(Reader):
         content = delta.get("content")
         if type(content) is str and delta.keys() <= _PLAIN_DELTA:  # a token, as nearly every chunk is
             reason = entry.get("finish_reason")
-            if content:
-                state.text.append(content)
-                self.mark()
-                if alone and not (isinstance(reason, str) and reason):
-                    self.learn(content, state.text, _delta_content)
+            if self.add(state.text, content) and alone and not (isinstance(reason, str) and reason):
+                self.learn(content, state.text, _delta_content)
             state.finish(reason)
             return
         self._content(state, content)
@@ -149,6 +109,31 @@ class _ChatReader(Reader):
                 if field is not None:
                     plain += as_str(detail.get(field))
         self.add(state.reasoning, plain)
+
+
+class OpenAIChat(Dialect):
+    """Rebuilds choices by `index`; reasoning from `reasoning_content`, `reasoning` or `reasoning_details`.
+
+    Tool-call fragments are keyed by `index`, else by `id`, else continue the last
+    call (a fragment with a name and neither key starts a new one): Mistral sends
+    whole calls with an `id` and no `index`.
+    """
+
+    name = "openai-chat"
+    title = "OpenAI Chat Completions"
+    end_marker = "data: [DONE]"
+    reader = _ChatReader
+
+    @classmethod
+    def detect(cls, events: Sequence[Event], url: str | None) -> int:
+        content = 0
+        for event, payload in payloads(events):
+            if payload.get("object") == "chat.completion.chunk" or isinstance(payload.get("choices"), list):
+                content = STRONG
+                break
+            if event.data == DONE:
+                content = WEAK
+        return confidence(content, url_path(url).endswith("/chat/completions"))
 
 
 def _delta_content(payload: Any) -> tuple[dict[str, Any], str]:

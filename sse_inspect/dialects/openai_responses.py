@@ -10,20 +10,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._events import Event
-from ._accumulate import (
-    STRONG,
-    PendingCall,
-    Reader,
-    as_dict,
-    as_int,
-    as_str,
-    confidence,
-    event_kind,
-    inband_error,
-    payloads,
-    url_path,
-)
-from ._base import Dialect
+from ._accumulate import PendingCall, as_dict, as_int, as_str, event_kind, inband_error
+from ._base import Dialect, Reader
+from ._detect import STRONG, confidence, payloads, url_path
 
 __all__ = ["OpenAIResponses"]
 
@@ -40,28 +29,6 @@ _CHANNELS = {
     "response.reasoning_summary_text.delta": "reasoning",
     "response.reasoning_text.delta": "reasoning",
 }
-
-
-class OpenAIResponses(Dialect):
-    """Rebuilds one choice whose finish reason is the final response status.
-
-    `extra`: `status` (the last one seen), `incomplete_reason`, and `sequence_gap`,
-    the first missing `sequence_number` (numbers start at 0 and go up by 1).
-    An `error` event is an in-band error; `response.failed` adds its
-    `response.error` only when no `error` event already reported one.
-    """
-
-    name = "openai-responses"
-    title = "OpenAI Responses"
-    end_marker = "event: response.completed/incomplete/failed"
-
-    @classmethod
-    def detect(cls, events: Sequence[Event], url: str | None) -> int:
-        strong = any(event_kind(event, payload).startswith("response.") for event, payload in payloads(events))
-        return confidence(STRONG if strong else 0, url_path(url).endswith("/responses"))
-
-    def reader(self) -> _ResponsesReader:
-        return _ResponsesReader()
 
 
 class _ResponsesReader(Reader):
@@ -131,3 +98,23 @@ class _ResponsesReader(Reader):
         if number > self._next_sequence:
             self.extra.setdefault("sequence_gap", self._next_sequence)
         self._next_sequence = max(self._next_sequence, number + 1)
+
+
+class OpenAIResponses(Dialect):
+    """Rebuilds one choice whose finish reason is the final response status.
+
+    `extra`: `status` (the last one seen), `incomplete_reason`, and `sequence_gap`,
+    the first missing `sequence_number` (numbers start at 0 and go up by 1).
+    An `error` event is an in-band error; `response.failed` adds its
+    `response.error` only when no `error` event already reported one.
+    """
+
+    name = "openai-responses"
+    title = "OpenAI Responses"
+    end_marker = "event: response.completed/incomplete/failed"
+    reader = _ResponsesReader
+
+    @classmethod
+    def detect(cls, events: Sequence[Event], url: str | None) -> int:
+        strong = any(event_kind(event, payload).startswith("response.") for event, payload in payloads(events))
+        return confidence(STRONG if strong else 0, url_path(url).endswith("/responses"))

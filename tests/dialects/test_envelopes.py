@@ -1,21 +1,26 @@
-"""Learnt envelopes: reading token events by their repeated envelope gives what reading each the long way gives."""
+"""Learnt envelopes: reading token events by their repeated envelope gives what reading each the long way gives.
+
+Every dialect whose reader opts into the cache (`EnvelopeCache`) must have a stream strategy in
+`STREAMS`; each is read with the cache on and off, on generated streams and on every capture of the
+repository, and the flags of every event and the whole answer must be the same.
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
-from unittest import mock
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sse_inspect import EventStreamParser, analyze, load_capture
 from sse_inspect._events import Event
-from sse_inspect.dialects import get_dialect
-from sse_inspect.dialects._accumulate import Reader
-from sse_inspect.dialects._base import TEXT, Answer
+from sse_inspect.dialects import DIALECTS, Answer, Step, get_dialect
+from sse_inspect.dialects._envelope import EnvelopeCache
+
+ROOT = Path(__file__).resolve().parent.parent.parent
 
 # Token texts a server sends, and the ones that could fool an envelope: quotes, backslashes, control
 # characters, non-ASCII, surrogates, and the other string values of the envelope itself.
@@ -115,35 +120,86 @@ def anthropic_stream(draw: st.DrawFn) -> list[tuple[str, str]]:
     return items
 
 
-@contextmanager
-def long_way() -> Iterator[None]:
-    with mock.patch.object(Reader, "learn", lambda self, *args: None):
-        yield
-
-
-def read(dialect: str, events: list[Event]) -> tuple[list[int], Answer]:
-    reader = get_dialect(dialect).reader()
+def read(dialect: str, events: list[Event], *, accelerate: bool = True) -> tuple[list[Step], Answer]:
+    """The flags of every event and the answer, with its `text_events` as the analysis keeps them."""
+    reader = get_dialect(dialect).reader(accelerate=accelerate)
     flags = [reader.feed(event) for event in events]
-    return flags, reader.answer(get_dialect(dialect))
+    text_events = tuple(event.index for event, step in zip(events, flags) if step & Step.TEXT)
+    return flags, reader.answer(get_dialect(dialect), text_events)
 
 
 def both_ways(dialect: str, events: list[Event]) -> None:
-    fast = read(dialect, events)
-    with long_way():
-        slow = read(dialect, events)
-    assert fast == slow
+    assert read(dialect, events) == read(dialect, events, accelerate=False)
 
 
+STREAMS: dict[str, st.SearchStrategy[list[Event]]] = {
+    "openai-chat": openai_stream().map(lambda datas: [Event(index=n, data=data) for n, data in enumerate(datas)]),
+    "anthropic": anthropic_stream().map(
+        lambda items: [Event(index=n, type=kind, data=data) for n, (kind, data) in enumerate(items)]
+    ),
+}
+"""Generated streams of every dialect that uses the envelope cache."""
+CACHED = sorted(name for name, cls in DIALECTS.items() if isinstance(cls().reader(), EnvelopeCache))
+
+
+def test_every_dialect_that_uses_the_cache_has_generated_streams() -> None:
+    assert CACHED == sorted(STREAMS)
+    plain = [name for name in DIALECTS if name not in CACHED]
+    assert plain and all(not isinstance(get_dialect(name).reader(), EnvelopeCache) for name in plain)
+
+
+@pytest.mark.parametrize("dialect", CACHED)
 @settings(max_examples=400, deadline=None)
-@given(openai_stream())
-def test_openai_chat_envelopes_change_nothing(datas: list[str]) -> None:
-    both_ways("openai-chat", [Event(index=n, data=data) for n, data in enumerate(datas)])
+@given(data=st.data())
+def test_envelopes_change_nothing(dialect: str, data: st.DataObject) -> None:
+    both_ways(dialect, data.draw(STREAMS[dialect]))
 
 
-@settings(max_examples=400, deadline=None)
-@given(anthropic_stream())
-def test_anthropic_envelopes_change_nothing(items: list[tuple[str, str]]) -> None:
-    both_ways("anthropic", [Event(index=n, type=kind, data=data) for n, (kind, data) in enumerate(items)])
+def _captured_streams() -> dict[str, list[Event]]:
+    """The events of every capture of the repository: the recorded ones and the corpus bodies."""
+    found = {}
+    for path in sorted([*ROOT.glob("captures/*.jsonl"), *ROOT.glob("tests/data/*.jsonl")]):
+        found[str(path.relative_to(ROOT))] = list(analyze(load_capture(path)).events)
+    for path in sorted(ROOT.glob("tests/data/corpus/*.sse")):
+        parser = EventStreamParser()
+        items = parser.feed(path.read_bytes(), 0.0) + parser.close()
+        found[str(path.relative_to(ROOT))] = [x for x in items if isinstance(x, Event)]
+    return found
+
+
+CAPTURED = _captured_streams()
+
+
+def test_the_captures_are_all_there() -> None:
+    assert len(CAPTURED) >= 35 and sum(map(len, CAPTURED.values())) > 500
+
+
+@pytest.mark.parametrize("dialect", CACHED)
+@pytest.mark.parametrize("name", sorted(CAPTURED))
+def test_envelopes_change_nothing_on_the_captures(dialect: str, name: str) -> None:
+    """Each capture read by every caching dialect, its own or not (a stream of another grammar is junk to it)."""
+    both_ways(dialect, CAPTURED[name])
+
+
+def test_the_captures_are_read_by_envelope() -> None:
+    """The corpus proves something: its token events are read by envelope (a cache that never hit
+    would pass the tests above)."""
+    hits = {}
+    for dialect in CACHED:
+        for name, events in CAPTURED.items():
+            reader = get_dialect(dialect).reader()
+            for event in events:
+                reader.feed(event)
+            hits[dialect] = hits.get(dialect, 0) + reader._hits
+    assert all(hits[dialect] >= 10 for dialect in CACHED), hits
+
+
+def test_without_acceleration_nothing_is_learnt() -> None:
+    events = [Event(index=n, data=token(f"w{n}")) for n in range(100)]
+    reader = get_dialect("openai-chat").reader(accelerate=False)
+    assert all(reader.feed(event) == Step.TEXT for event in events)
+    assert (reader._tries, reader._hits, reader._envelope) == (0, 0, None)
+    assert str(reader.choice(0).text) == "".join(f"w{n}" for n in range(100))
 
 
 def token(content: str, **extra: Any) -> str:
@@ -182,7 +238,7 @@ def test_a_text_written_unlike_the_field_that_reads_the_same_is_not_taken_for_it
     events = [Event(index=n, data=first.replace('"a"', f'"{x}"', 1)) for n, x in enumerate("abc")]
     both_ways("openai-chat", events)
     reader = get_dialect("openai-chat").reader()
-    assert [reader.feed(event) for event in events] == [TEXT] * 3
+    assert [reader.feed(event) for event in events] == [Step.TEXT] * 3
     assert (reader._tries, reader._hits) == (3, 0) and str(reader.choice(0).text) == "aaa"
 
 
@@ -225,3 +281,48 @@ def test_nothing_is_read_by_envelope_after_the_end() -> None:
     events += [Event(index=3, data="[DONE]"), Event(index=4, data=token("late"))]
     flags, answer = read("openai-chat", events)
     assert answer.text == "012" and answer.extra == {"ignored_after_end": 1} and flags[4] == 0
+
+
+class _Misplaced(EnvelopeCache):
+    """A dialect that misuses `learn`: it says its text sits under `id`, or offers events that also end
+    the stream or report an error."""
+
+    def is_end(self, event: Event, kind: str, payload: dict[str, Any]) -> bool:
+        return payload.get("end") is True
+
+    def step(self, event: Event, kind: str, payload: dict[str, Any]) -> None:
+        piece = payload.get("text")
+        if self.add(self.choice().text, piece):
+            assert isinstance(piece, str)
+            self.learn(piece, self.choice().text, lambda p: (p, "id"))
+
+
+def test_a_misplaced_text_is_never_learnt() -> None:
+    # the id reads the same as the text: the probe finds that the payload's `text` is not under `id`
+    events = [Event(index=n, data=json.dumps({"id": "x", "text": "x" if n < 2 else f"t{n}"})) for n in range(20)]
+    reader = _Misplaced()
+    for event in events:
+        reader.feed(event)
+    assert reader._envelope is None and reader._hits == 0
+    assert str(reader.choice().text) == "xx" + "".join(f"t{n}" for n in range(2, 20))
+
+
+class _TwoPieces(_Misplaced):
+    def step(self, event: Event, kind: str, payload: dict[str, Any]) -> None:
+        piece = payload.get("text")
+        if self.add(self.choice().text, piece):
+            assert isinstance(piece, str)
+            self.learn(piece, self.choice().text, lambda p: (p, "text"))
+        self.add(self.choice().reasoning, payload.get("thinking"))
+
+
+@pytest.mark.parametrize("other", [{"end": True}, {"error": "boom"}, {"thinking": "t"}], ids=["end", "error", "two"])
+def test_an_event_that_does_more_than_text_is_never_learnt(other: dict[str, Any]) -> None:
+    events = [Event(index=n, data=json.dumps({"text": f"a{n}", **other})) for n in range(2)]
+    reader = _TwoPieces()
+    for event in events:
+        reader.feed(event)
+    assert reader._envelope is None and reader._hits == 0
+    reader = _TwoPieces()
+    reader.feed(Event(index=0, data=json.dumps({"text": "a"})))
+    assert reader._envelope is not None  # the same event without it is learnt

@@ -1,0 +1,46 @@
+"""Detection helpers: scores for what a stream's first events and its URL say of its grammar."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+from urllib.parse import urlsplit
+
+from .._events import Event
+from .._fastjson import loads
+from ._accumulate import as_dict
+
+__all__ = ["STRONG", "WEAK", "confidence", "payloads", "url_path"]
+
+STRONG = 80
+"""Detection points for content only this dialect sends."""
+WEAK = 30
+"""Detection points for content this dialect is likely, not certain, to send."""
+_URL_POINTS = 15
+"""Detection points for a matching URL: less than any content hint plus a URL elsewhere."""
+
+
+def payloads(events: Sequence[Event]) -> Iterable[tuple[Event, dict[str, Any]]]:
+    """Each event with its data as a JSON object ({} when it is not one), for detection."""
+    for event in events:
+        try:
+            value = loads(event.data)
+        except (ValueError, RecursionError):
+            value = None
+        yield event, as_dict(value)
+
+
+def url_path(url: str | None) -> str:
+    """The lower-cased path of `url` without a trailing slash ("" when there is no URL)."""
+    if not url:
+        return ""
+    try:
+        path = urlsplit(url).path
+    except ValueError:
+        return ""
+    return path.lower().rstrip("/")
+
+
+def confidence(content: int, url_matches: bool) -> int:
+    """A detection score: content points, plus a few when the URL fits."""
+    return min(100, content + (_URL_POINTS if url_matches else 0))
