@@ -21,6 +21,7 @@ from typing import Any
 from ._capture import Capture, CaptureStream, Chunk
 from ._decoding import BodyDecoder, ContentDecodingError
 from ._events import Comment, Event, Notice
+from ._outcome import Outcome, outcome
 from ._parser import EventStreamParser, ParseStats
 from ._rechunk import RechunkSpec
 from ._rechunk import rechunk as recut
@@ -28,7 +29,7 @@ from .dialects import detect_dialect, get_dialect
 from .dialects._accumulate import Reader
 from .dialects._base import END, TEXT, Answer, Dialect
 
-__all__ = ["Analysis", "Observer", "Timing", "analyze", "body_chunks"]
+__all__ = ["Analysis", "Observer", "Outcome", "Timing", "analyze", "body_chunks"]
 
 DETECT_EVENTS = 50
 """How many leading events dialect detection looks at."""
@@ -89,6 +90,8 @@ class Analysis:
     stats: ParseStats
     answer: Answer
     timing: Timing
+    outcome: Outcome
+    """How the stream ended: complete, cut, errored, ... (decided here once, for every check and view)."""
     rechunk: RechunkSpec | None = None
     kept: bool = True
     """Whether the chunks and events were kept."""
@@ -409,6 +412,8 @@ class _Pass:
             stats=stats,
             answer=answer,
             timing=self._timing(capture),
+            outcome=outcome(answer, capture.end, capture.response.status if capture.response else None,
+                            unterminated=self.notice_counts.get("unterminated-event", 0) > 0),
             rechunk=spec,
             kept=self.keep,
             notice_counts=dict(self.notice_counts),

@@ -141,6 +141,12 @@ class Dialect(ABC):
     """Short name used on the command line (`--dialect openai-chat`)."""
     title: ClassVar[str]
     end_marker: ClassVar[str | None] = None
+    sends_done: ClassVar[bool] = False
+    """Whether this API's servers end a stream with a `data: [DONE]` sentinel (a `[DONE]` in a stream
+    of an API that sends none was added on the way, and its clients crash on it)."""
+    end_closes_stream: ClassVar[bool] = True
+    """Whether the end marker ends the stream, so that an event after it is a fault (False where the
+    "end marker" is a field of an ordinary event, as Gemini's `finishReason`, or there is none)."""
 
     @classmethod
     @abstractmethod

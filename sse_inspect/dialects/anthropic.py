@@ -54,6 +54,8 @@ class Anthropic(Dialect):
     name = "anthropic"
     title = "Anthropic Messages"
     end_marker = "event: message_stop"
+    sends_done = False
+    end_closes_stream = True
 
     @classmethod
     def detect(cls, events: Sequence[Event], url: str | None) -> int:

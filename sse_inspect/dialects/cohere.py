@@ -42,6 +42,8 @@ class Cohere(Dialect):
     name = "cohere"
     title = "Cohere Chat v2"
     end_marker = "event: message-end"
+    sends_done = False
+    end_closes_stream = True
 
     @classmethod
     def detect(cls, events: Sequence[Event], url: str | None) -> int:

@@ -32,6 +32,8 @@ class Gemini(Dialect):
     name = "gemini"
     title = "Google Gemini"
     end_marker = "finishReason"
+    sends_done = False
+    end_closes_stream = False
 
     @classmethod
     def detect(cls, events: Sequence[Event], url: str | None) -> int:

@@ -27,6 +27,8 @@ class Generic(Dialect):
     name = "generic"
     title = "Generic event stream"
     end_marker = None
+    sends_done = True
+    end_closes_stream = False
 
     @classmethod
     def detect(cls, events: Sequence[Event], url: str | None) -> int:

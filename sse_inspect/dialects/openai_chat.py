@@ -48,6 +48,8 @@ class OpenAIChat(Dialect):
     name = "openai-chat"
     title = "OpenAI Chat Completions"
     end_marker = "data: [DONE]"
+    sends_done = True
+    end_closes_stream = True
 
     @classmethod
     def detect(cls, events: Sequence[Event], url: str | None) -> int:

@@ -54,6 +54,8 @@ class OpenAIResponses(Dialect):
     name = "openai-responses"
     title = "OpenAI Responses"
     end_marker = "event: response.completed/incomplete/failed"
+    sends_done = False
+    end_closes_stream = True
 
     @classmethod
     def detect(cls, events: Sequence[Event], url: str | None) -> int:
