@@ -2,14 +2,17 @@
 
 The core is sans-I/O: `EventStreamParser` turns bytes into events, `load_capture`
 reads a recorded exchange (`open_capture` streams one too big to hold), `analyze` rebuilds
-what the user of an LLM API saw.
+what the user of an LLM API saw (and how the stream ended: `Outcome`), `check_capture`
+diagnoses it (a `Report` of `Finding`s).
 """
 
 from __future__ import annotations
 
+import typing as _typing
+
 __version__ = "0.1.0"
 
-from ._analysis import Analysis, Observer, Timing, analyze
+from ._analysis import Analysis, Observer, Outcome, Timing, analyze
 from ._capture import (
     FORMAT,
     Capture,
@@ -25,12 +28,26 @@ from ._capture import (
     parse_capture,
 )
 from ._diff import EventsDiff, TextDiff, TimingDiff, diff_events, diff_text, diff_timing
-from ._errors import CaptureError, DialectError, RechunkSpecError, SSEInspectError
+from ._errors import CaptureError, CheckSpecError, DialectError, RechunkSpecError, SSEInspectError
 from ._events import Comment, Event, Notice
 from ._parser import EventStreamParser, ParseStats, parse_events
 from ._rechunk import RechunkSpec, parse_rechunk_spec, rechunk
 from .dialects import DIALECTS, detect_dialect, get_dialect
 from .dialects._base import Answer, Choice, Dialect, InbandError, ToolCall
+
+if _typing.TYPE_CHECKING:
+    from .checks import Check, Finding, Report, Severity, Thresholds, check_capture
+
+_CHECKS = frozenset({"Check", "Finding", "Report", "Severity", "Thresholds", "check_capture"})
+"""Names of `sse_inspect.checks`, loaded on first use: reading a capture needs none of the checks."""
+
+
+def __getattr__(name: str) -> _typing.Any:
+    if name in _CHECKS:
+        from . import checks
+
+        return getattr(checks, name)
+    raise AttributeError(f"module 'sse_inspect' has no attribute {name!r}")
 
 __all__ = [
     "Analysis",
@@ -38,6 +55,8 @@ __all__ = [
     "Capture",
     "CaptureError",
     "CaptureStream",
+    "Check",
+    "CheckSpecError",
     "Choice",
     "Chunk",
     "Comment",
@@ -49,22 +68,28 @@ __all__ = [
     "EventStreamParser",
     "EventsDiff",
     "FORMAT",
+    "Finding",
     "InbandError",
     "Notice",
     "Observer",
+    "Outcome",
     "ParseStats",
     "RechunkSpec",
     "RechunkSpecError",
+    "Report",
     "Request",
     "Response",
     "SSEInspectError",
+    "Severity",
     "TextDiff",
+    "Thresholds",
     "Timing",
     "TimingDiff",
     "ToolCall",
     "__version__",
     "analyze",
     "capture_from_body",
+    "check_capture",
     "detect_dialect",
     "diff_events",
     "diff_text",
@@ -80,7 +105,7 @@ __all__ = [
 ]
 
 for _name in __all__:
-    _obj = globals()[_name]
+    _obj = globals().get(_name)  # not the checks' names: loaded on first use
     if hasattr(_obj, "__module__") and isinstance(_obj, type):
         _obj.__module__ = "sse_inspect"
 del _name, _obj
