@@ -44,7 +44,8 @@ class HeadersCheck(Check):
             yield self.found("content-length", f"Content-Length: {length} on an event stream")
         cache = (response.header("cache-control") or "").lower()
         if "no-cache" not in cache and "no-store" not in cache:
-            yield self.found("no-cache-header", "no Cache-Control: no-cache" + (f" (Cache-Control: {cache})" if cache else ""))
+            shown = f" (Cache-Control: {cache})" if cache else ""
+            yield self.found("no-cache-header", f"no Cache-Control: no-cache{shown}")
         accel = (response.header("x-accel-buffering") or "").strip().lower()
         hop = next(
             (f"{name}: {value}" for name in ("Server", "Via") if (value := response.header(name))
@@ -53,7 +54,8 @@ class HeadersCheck(Check):
         )  # fmt: skip
         if accel != "no" and hop:
             yield self.found("x-accel-buffering", f"{hop} shows a proxy that buffers unless the upstream sends "
-                             "X-Accel-Buffering: no (nginx removes that header on its way, so it cannot show here)")  # fmt: skip
+                             "X-Accel-Buffering: no (nginx removes that header on its way, so it cannot show "
+                             "here)")  # fmt: skip
 
     def review(self, ctx: Context, findings: list[Finding]) -> list[Finding]:
         """nginx strips X-Accel-Buffering on its way to the client, so a fixed stream can never show the

@@ -177,7 +177,8 @@ class TimingCheck(Check):
             return
         bursts = [r for r, _ in found]
         held = sum(r.text_events for r in bursts)
-        worst, worst_first = max(found, key=lambda f: f[0].text_events)  # the biggest: a model's pause may precede another
+        # the biggest: a model's pause may precede another
+        worst, worst_first = max(found, key=lambda f: f[0].text_events)
         rule = self._rule(interval)
         many = f"{len(bursts)} bursts released {held} of {total} text events; the biggest: " if len(bursts) > 1 else ""
         first = " (since the request)" if worst_first else ""

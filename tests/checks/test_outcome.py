@@ -4,6 +4,7 @@ the lifecycle findings, the HTML report's end mark and the terminal's outcome li
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 
 import pytest
 from rich.console import Console
@@ -51,8 +52,10 @@ CASES = [
 
 
 @pytest.mark.parametrize(("name", "build", "state", "cause", "line", "css"), CASES, ids=[c[0] for c in CASES])
-def test_one_outcome_read_alike_everywhere(name: str, build, state: str, cause: str, line: str, css: str) -> None:  # type: ignore[no-untyped-def]
-    capture: Capture = build()
+def test_one_outcome_read_alike_everywhere(
+    name: str, build: Callable[[], Capture], state: str, cause: str, line: str, css: str
+) -> None:
+    capture = build()
     report = check_capture(capture)
     o = report.analysis.outcome
     assert isinstance(o, Outcome) and (o.state, o.cause) == (state, cause)

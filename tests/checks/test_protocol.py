@@ -11,7 +11,18 @@ import pytest
 
 import sse_inspect
 from sse_inspect import Capture, CheckSpecError, Chunk, Event, SSEInspectError, Thresholds, analyze, check_capture
-from sse_inspect.checks import CHECKS, CODES, Check, Context, Finding, Need, Skipped, parse_codes, parse_threshold, run_checks
+from sse_inspect.checks import (
+    CHECKS,
+    CODES,
+    Check,
+    Context,
+    Finding,
+    Need,
+    Skipped,
+    parse_codes,
+    parse_threshold,
+    run_checks,
+)
 from sse_inspect.checks.evidence import Bursts, Silence
 
 from . import timelines as T
@@ -60,7 +71,8 @@ def test_checks_skipped_for_one_reason_share_a_line() -> None:
     framing = tuple(c for c, code in CODES.items() if code.family == "framing")
     lifecycle = tuple(c for c, code in CODES.items() if code.family == "lifecycle")
     assert skipped[0].codes == framing + lifecycle and "refusal" in skipped[0].reason
-    assert [s.reason for s in skipped] == [skipped[0].reason, "an error response: its timing says nothing about a stream"]
+    timing = "an error response: its timing says nothing about a stream"
+    assert [s.reason for s in skipped] == [skipped[0].reason, timing]
 
 
 def test_a_check_reports_only_its_familys_codes() -> None:
@@ -135,5 +147,6 @@ def test_the_terminal_views_load_no_html_report(command: str) -> None:
         "'captures/nginx-buffered.jsonl']\ntry:\n    main()\nexcept SystemExit:\n    pass\n"
         "print('sse_inspect.report' in sys.modules)"
     )
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True)
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                          check=True)  # fmt: skip
     assert "BUFFERED" in done.stdout and done.stdout.splitlines()[-1] == "False"
