@@ -49,6 +49,7 @@ def __getattr__(name: str) -> _typing.Any:
         return getattr(checks, name)
     raise AttributeError(f"module 'sse_inspect' has no attribute {name!r}")
 
+
 __all__ = [
     "Analysis",
     "Answer",

@@ -21,7 +21,7 @@ from typing import Any
 from ._capture import Capture, CaptureStream, Chunk
 from ._decoding import BodyDecoder, ContentDecodingError
 from ._events import Comment, Event, Notice
-from ._outcome import Outcome, outcome
+from ._outcome import Outcome, decide_outcome
 from ._parser import EventStreamParser, ParseStats
 from ._rechunk import RechunkSpec
 from ._rechunk import rechunk as recut
@@ -412,8 +412,12 @@ class _Pass:
             stats=stats,
             answer=answer,
             timing=self._timing(capture),
-            outcome=outcome(answer, capture.end, capture.response.status if capture.response else None,
-                            unterminated=self.notice_counts.get("unterminated-event", 0) > 0),
+            outcome=decide_outcome(
+                answer,
+                capture.end,
+                capture.response.status if capture.response else None,
+                unterminated=self.notice_counts.get("unterminated-event", 0) > 0,
+            ),
             rechunk=spec,
             kept=self.keep,
             notice_counts=dict(self.notice_counts),

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ._capture import End
 from .dialects._base import Answer
 
-__all__ = ["CAUSES", "STATES", "Outcome", "outcome"]
+__all__ = ["CAUSES", "STATES", "Outcome", "decide_outcome"]
 
 STATES = ("complete", "ended", "errored", "no-end-marker", "cut")
 """complete: the dialect's end marker came and no in-band error did; ended: the dialect has no end
@@ -76,7 +76,7 @@ class Outcome:
         return _WORDS[self.state]
 
 
-def outcome(answer: Answer, end: End | None, status: int | None, *, unterminated: bool) -> Outcome:
+def decide_outcome(answer: Answer, end: End | None, status: int | None, *, unterminated: bool) -> Outcome:
     """Decide how a stream ended: `answer` as the dialect rebuilt it, `end` the recording's end line,
     `status` the response's (None: a raw body), `unterminated` whether bytes after the last event formed none."""
     if answer.errors:
@@ -95,5 +95,10 @@ def outcome(answer: Answer, end: End | None, status: int | None, *, unterminated
         cause = end.kind
     else:
         cause = "closed-inside-event" if unterminated else "closed-cleanly"
-    return Outcome(state=state, cause=cause, http_ok=status is None or 200 <= status < 300, end=end,
-                   end_marker_missing=answer.end_marker is not None and not answer.end_marker_seen)
+    return Outcome(
+        state=state,
+        cause=cause,
+        http_ok=status is None or 200 <= status < 300,
+        end=end,
+        end_marker_missing=answer.end_marker is not None and not answer.end_marker_seen,
+    )

@@ -20,8 +20,8 @@ from .._capture import Capture, CaptureStream
 from .._errors import CheckSpecError
 from .._rechunk import RechunkSpec
 from ._check import BodyHead, Check, Context, Need
-from .evidence import Evidence
 from ._model import CODES, Code, Finding, Severity, Skipped, Thresholds, parse_threshold
+from .evidence import Evidence
 from .framing import FramingCheck
 from .headers import HeadersCheck
 from .hygiene import HygieneCheck

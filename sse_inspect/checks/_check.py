@@ -18,8 +18,8 @@ from .._analysis import Analysis, Observer
 from .._capture import Capture, Chunk
 from ..dialects import get_dialect
 from ..dialects._base import Dialect
-from .evidence import Evidence
 from ._model import CODES, Finding, Severity, Thresholds
+from .evidence import Evidence
 
 __all__ = ["HEAD", "BodyHead", "Check", "Context", "Need"]
 

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from .._capture import utf16_encoding
 from .._events import Comment, Notice
 from ._check import Check, Context, Need
-from .evidence import Bytes, Comments, Encoding, LineEnds, Lines
 from ._model import Finding, Thresholds
+from .evidence import Bytes, Comments, Encoding, LineEnds, Lines
 
 __all__ = ["FramingCheck"]
 

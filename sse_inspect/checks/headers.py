@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ._check import Check, Context, Need
-from .evidence import Encoding, Status
 from ._model import Finding
+from .evidence import Encoding, Status
 
 __all__ = ["HeadersCheck"]
 
@@ -26,7 +26,7 @@ class HeadersCheck(Check):
     def findings(self, ctx: Context) -> Iterator[Finding]:
         response = ctx.capture.response
         assert response is not None
-        if not 200 <= response.status < 300:
+        if not ctx.http_ok:
             yield self.found("http-error", f"HTTP {response.status} {response.reason}".rstrip() + _body_hint(ctx),
                              evidence=Status(response.status))  # fmt: skip
             return

@@ -8,8 +8,8 @@ from .._analysis import Analysis
 from .._capture import Chunk
 from .._secrets import BodyScanner, header_secrets
 from ._check import Check, Context
-from .evidence import Leak, Leaks
 from ._model import Finding, Thresholds
+from .evidence import Leak, Leaks
 
 __all__ = ["HygieneCheck"]
 

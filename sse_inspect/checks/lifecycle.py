@@ -9,8 +9,8 @@ from .._events import Event
 from ..dialects._accumulate import DONE, KEPT
 from ..dialects._base import END, ERROR, INVALID_JSON, TEXT
 from ._check import Check, Context, Need
-from .evidence import EndMissing, ErrorEvent, InvalidEvents
 from ._model import Finding, Severity, Thresholds
+from .evidence import EndMissing, ErrorEvent, InvalidEvents
 
 __all__ = ["LifecycleCheck"]
 
@@ -130,15 +130,19 @@ class LifecycleCheck(Check):
             how = f"the stream ended after the in-band error at event #{ans.errors[-1].event_index}"
         elif cause == "recording-stopped":
             how = "the recording stopped first"
-            advice = ("the recording was cut off (the recorder stopped or was killed before the stream ended), "
-                      "so this capture cannot tell whether the stream was complete: record it again")
+            advice = (
+                "the recording was cut off (the recorder stopped or was killed before the stream ended), "
+                "so this capture cannot tell whether the stream was complete: record it again"
+            )
         elif cause == "server-disconnected":
             how = "the connection was cut mid-stream" + (f" ({error})" if error else "")
         elif cause == "client-disconnected":
             how = "the client went away first" + (f" ({error})" if error else "")
-            advice = ("the client closed the connection (its read timeout, a user's cancel, or the recorder's own "
-                      "--timeout or Ctrl-C): no hop cut this stream; record again with a longer timeout, or find "
-                      "why the client gave up")
+            advice = (
+                "the client closed the connection (its read timeout, a user's cancel, or the recorder's own "
+                "--timeout or Ctrl-C): no hop cut this stream; record again with a longer timeout, or find "
+                "why the client gave up"
+            )
         elif cause == "error":
             how = "the stream failed" + (f": {error}" if error else "")
         elif cause == "closed-inside-event":

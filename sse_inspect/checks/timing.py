@@ -18,8 +18,8 @@ from .._diff import Release
 from .._events import Event
 from ..dialects._base import TEXT
 from ._check import Check, Context, Need
-from .evidence import Burst, Bursts, FixedSizeFlush, Silence, SingleFlush
 from ._model import Finding, Thresholds
+from .evidence import Burst, Bursts, FixedSizeFlush, Silence, SingleFlush
 
 __all__ = ["TimingCheck"]
 

@@ -217,7 +217,7 @@ def findings_view(findings: Sequence[Finding], *, verbose: bool = True) -> Rende
     fixed: dict[str, str] = {}  # fix -> the code it was printed under
     for f in findings:
         line = Text()
-        line.append(f"{str(f.severity):>7} ", style=_STYLE[f.severity])
+        line.append(f"{f.severity!s:>7} ", style=_STYLE[f.severity])
         line.append(f"{f.code}  ", style="bold")
         line.append_text(_render.safe(f.message, newlines=False))
         rows.append(_render.Hanging(line, 8))

@@ -17,7 +17,7 @@ from sse_inspect.checks import CHECKS, CODES, Code
 from . import timelines as T
 
 DOC = (Path(__file__).parents[2] / "docs" / "checks.md").read_text(encoding="utf-8")
-MODULE, ROW, LIST = re.findall(r"```python\n(.*?)```", DOC.split("### The worked example")[1], re.S)[:3]
+MODULE, ROW, LIST = re.findall(r"```python\n(.*?)```", DOC.split("### The worked example")[1], re.DOTALL)[:3]
 
 
 @pytest.fixture
@@ -40,7 +40,9 @@ def test_the_example_finds_an_event_too_long_for_a_line_reader(size: types.Modul
     report = check_capture(stream(70_000), checks=(*CHECKS, size.SizeCheck))
     [finding] = [f for f in report.findings if f.code == "long-event"]
     assert finding.severity == Severity.WARNING and finding.event_index == 3
-    assert finding.message.startswith("1 event(s) longer than 64 KiB, the longest 700") and "first #3" in finding.message
+    assert (
+        finding.message.startswith("1 event(s) longer than 64 KiB, the longest 700") and "first #3" in finding.message
+    )
     assert finding.evidence == size.LongEvents(1, finding.evidence.longest)
     assert finding.evidence.to_json() == {"events": 1, "longest": finding.evidence.longest} and finding.fix
     assert [f.code for f in check_capture(stream(70_000), checks=(*CHECKS, size.SizeCheck),

@@ -114,7 +114,9 @@ def test_the_checks_read_the_dialects_facts(monkeypatch: pytest.MonkeyPatch) -> 
 
     anthropic = type(get_dialect("anthropic"))
     appended = T.paced(T.anthropic_events(5) + [T.sse("[DONE]")], url=ANTHROPIC_URL)
-    assert _codes(appended)["done-not-json"].startswith("warning: ") and "anthropic never sends" in _codes(appended)[
-        "done-not-json"]
+    assert (
+        _codes(appended)["done-not-json"].startswith("warning: ")
+        and "anthropic never sends" in _codes(appended)["done-not-json"]
+    )
     monkeypatch.setattr(anthropic, "sends_done", True)
     assert _codes(appended)["done-not-json"].startswith("info: ")

@@ -21,11 +21,11 @@ HERE = Path("tests/data/golden")
 if len(sys.argv) > 1:
     sys.path.insert(0, sys.argv[1])
 
-from click.testing import CliRunner  # noqa: E402
+from click.testing import CliRunner
 
-from sse_inspect import dump_capture  # noqa: E402
-from sse_inspect.cli import cli  # noqa: E402
-from tests.checks.test_codes import NEAR_MISSES, TRIGGERS  # noqa: E402
+from sse_inspect import dump_capture
+from sse_inspect.cli import cli
+from tests.checks.test_codes import NEAR_MISSES, TRIGGERS
 
 COLUMNS = "100"
 
