@@ -99,12 +99,15 @@ class TimingCheck(Check):
         t0, t1, silence, chunks, size, events = self.release
         first = self.releases == 0
         self.releases += 1
-        release = Release(t=t0, span=t1 - t0, silence=silence, chunks=chunks, bytes=size, text_events=events)
-        if self.biggest is None or events > self.biggest.text_events:
-            self.biggest = release
-        if (events >= th.burst_min_events and t1 - t0 <= th.burst_span_ms / 1000
-                and silence >= th.burst_min_silence_ms / 1000):  # fmt: skip
-            self.candidates.append((release, first))
+        bigger = self.biggest is None or events > self.biggest.text_events
+        candidate = (events >= th.burst_min_events and t1 - t0 <= th.burst_span_ms / 1000
+                     and silence >= th.burst_min_silence_ms / 1000)  # fmt: skip
+        if bigger or candidate:  # (most releases are neither: a steady stream's every chunk is one)
+            release = Release(t=t0, span=t1 - t0, silence=silence, chunks=chunks, bytes=size, text_events=events)
+            if bigger:
+                self.biggest = release
+            if candidate:
+                self.candidates.append((release, first))
 
     def wire(self, chunk: Chunk) -> None:
         t = chunk.t or 0.0
