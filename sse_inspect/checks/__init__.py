@@ -62,7 +62,7 @@ VERDICTS = (
 )
 """The findings that make the verdict, most telling first, each with the verdict's word."""
 
-E = TypeVar("E", bound=Evidence)
+EvidenceT = TypeVar("EvidenceT", bound=Evidence)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -81,7 +81,7 @@ class Report:
     def worst(self) -> Severity | None:
         return max((f.severity for f in self.findings), default=None)
 
-    def evidence(self, kind: type[E]) -> list[tuple[Finding, E]]:
+    def evidence(self, kind: type[EvidenceT]) -> list[tuple[Finding, EvidenceT]]:
         """The findings whose evidence is a `kind` (e.g. `Bursts`, `Silence`), each with it."""
         return [(f, f.evidence) for f in self.findings if isinstance(f.evidence, kind)]
 

@@ -9,6 +9,7 @@ findings. `check_capture` runs every check of `CHECKS` the same way; see docs/ch
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
@@ -71,7 +72,7 @@ class Context:
         return self.timed
 
 
-class Check(Observer):
+class Check(Observer, ABC):
     """One family of findings. Made afresh for each capture, it watches the analysis pass (override
     the `Observer` calls it needs; the others cost nothing), then `findings` yields what it found.
 
@@ -94,9 +95,9 @@ class Check(Observer):
         """Why this check cannot run on this capture, or None when it has all it needs."""
         return next((why for need, why in self.needs.items() if not ctx.has(need)), None)
 
+    @abstractmethod
     def findings(self, ctx: Context) -> Iterable[Finding]:
         """What the check found, once the pass is over (only called when it has all it needs)."""
-        raise NotImplementedError
 
     def review(self, ctx: Context, findings: list[Finding]) -> list[Finding]:
         """Once every check has run: `findings` (of every family), with this family's reconsidered in
