@@ -22,13 +22,14 @@ from ._capture import Capture, Chunk, provide_answer_text
 from ._decoding import body_chunks, is_identity
 from ._events import Comment, Event, Notice
 from ._loading import CaptureStream
+from ._outcome import Outcome, decide_outcome
 from ._parser import EventStreamParser, ParseStats
 from ._rechunk import RechunkSpec
 from ._rechunk import rechunk as recut
 from .dialects import Answer, Dialect, Reader, Step, detect_dialect, get_dialect
 from .dialects._base import END, TEXT
 
-__all__ = ["Analysis", "Observer", "Timing", "analyze", "body_chunks"]
+__all__ = ["Analysis", "Observer", "Outcome", "Timing", "analyze", "body_chunks"]
 
 DETECT_EVENTS = 50
 """How many leading events dialect detection looks at."""
@@ -89,6 +90,8 @@ class Analysis:
     stats: ParseStats
     answer: Answer
     timing: Timing
+    outcome: Outcome
+    """How the stream ended: complete, cut, errored, ... (decided here once, for every check and view)."""
     rechunk: RechunkSpec | None = None
     kept: bool = True
     """Whether the chunks and events were kept."""
@@ -374,6 +377,12 @@ class _Pass:
             stats=stats,
             answer=answer,
             timing=self._timing(capture),
+            outcome=decide_outcome(
+                answer,
+                capture.end,
+                capture.response.status if capture.response else None,
+                unterminated=self.notice_counts.get("unterminated-event", 0) > 0,
+            ),
             rechunk=spec,
             kept=self.keep,
             notice_counts=dict(self.notice_counts),

@@ -191,22 +191,26 @@ class EventDelay:
 
 @dataclass(frozen=True, slots=True)
 class Release:
-    """Held events that reached B together (each within `RELEASE_WINDOW` of the previous)."""
+    """What a hop let through at once: arrivals each within a few milliseconds of the one before (one
+    flush). The timing check finds them among one capture's chunks (`checks/timing.py`: it counts their
+    chunks, bytes and text events); the timing diff among the held events of B (`events`)."""
 
-    events: tuple[EventDelay, ...]
-
-    @property
-    def t(self) -> float:
-        """When the release began, on B's clock."""
-        return self.events[0].t_b
-
-    @property
-    def span(self) -> float:
-        return self.events[-1].t_b - self.t
+    t: float
+    """When it began (for the timing diff: on B's clock)."""
+    span: float
+    """Seconds from its first arrival to its last."""
+    silence: float = 0.0
+    """Seconds without a byte before it (for a capture's first release: since the request was sent)."""
+    chunks: int = 0
+    bytes: int = 0
+    text_events: int = 0
+    """Of a capture's release: how many of its events carried output."""
+    events: tuple[EventDelay, ...] = ()
+    """Of the timing diff's release: the held events it brought, in order."""
 
     @property
     def first_hold(self) -> float:
-        """How long the release's first event was held: the silence the hop imposed."""
+        """How long the release's first held event was held: the silence the hop imposed."""
         return self.events[0].hold
 
 
@@ -244,7 +248,7 @@ class TimingDiff:
                 groups[-1].append(d)
             else:
                 groups.append([d])
-        return tuple(Release(tuple(g)) for g in groups)
+        return tuple(Release(t=g[0].t_b, span=g[-1].t_b - g[0].t_b, events=tuple(g)) for g in groups)
 
     @property
     def identical(self) -> bool:

@@ -3,7 +3,8 @@
     SSEInspectError        base: every error here carries a one-line message and an optional hint
     ├── CaptureError       a file that cannot be read as a capture (has .path and .line)
     ├── RechunkSpecError   a --rechunk value that is not one of the known forms
-    └── DialectError       an unknown --dialect name
+    ├── DialectError       an unknown --dialect name
+    └── CheckSpecError     an unknown finding code (--select, --ignore) or a bad --threshold
 
 The parser itself never raises on content: an event stream has no illegal input.
 Misuse of the API (feeding a closed parser) raises RuntimeError, as a bug should.
@@ -11,7 +12,7 @@ Misuse of the API (feeding a closed parser) raises RuntimeError, as a bug should
 
 from __future__ import annotations
 
-__all__ = ["CaptureError", "DialectError", "RechunkSpecError", "SSEInspectError"]
+__all__ = ["CaptureError", "CheckSpecError", "DialectError", "RechunkSpecError", "SSEInspectError"]
 
 
 class SSEInspectError(Exception):
@@ -44,3 +45,7 @@ class RechunkSpecError(SSEInspectError):
 
 class DialectError(SSEInspectError):
     """Raised for a dialect name that no dialect has."""
+
+
+class CheckSpecError(SSEInspectError):
+    """Raised for an unknown finding code or a threshold that is not `NAME=VALUE` with a known name and a number."""

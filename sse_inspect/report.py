@@ -16,16 +16,17 @@ from __future__ import annotations
 
 import html
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
 
 from ._analysis import Analysis
 from ._diff import TimingDiff, diff_timing
 from ._errors import SSEInspectError
 from ._format import STREAMING_HEADERS, nice_scale, seconds, size, tick_label, visible
 from ._version import __version__
+from ._outcome import Outcome
 from .checks import Report, Severity
+from .checks.evidence import Bursts, Silence
 
-__all__ = ["CSP", "PALETTE", "bursts", "end_state", "esc", "html_report"]
+__all__ = ["CSP", "PALETTE", "esc", "html_report"]
 
 PALETTE = ("#1f6fb4", "#d62728", "#2a9d3a", "#8e44ad", "#e67e22", "#16a6b6", "#c2185b", "#7f6a00")
 """One colour per capture, in order (then again)."""
@@ -67,23 +68,9 @@ def esc(value: object) -> str:
     return html.escape(visible(str(value).replace("\r\n", "\n")), quote=True)
 
 
-def bursts(report: Report) -> list[dict[str, Any]]:
-    """The releases check judged buffering bursts: `[{t, events, bytes, silence_s, span_ms}]`."""
-    return [b for f in report.findings if f.code == "buffering-burst" for b in f.evidence["bursts"]]
-
-
-def end_state(a: Analysis) -> tuple[str, str]:
-    """How the stream ended, as (`complete` | `cut` | `errored`, words)."""
-    ans, end = a.answer, a.capture.end
-    if ans.errors:
-        return "errored", "ERRORED"
-    if ans.complete is False:
-        return "cut", "NO END MARKER"
-    if ans.complete:
-        return "complete", "COMPLETE"
-    if end is not None and end.kind == "complete":
-        return "complete", "ENDED (this dialect has no end marker)"
-    return "cut", f"CUT (recording {end.kind if end else 'incomplete'})"
+def _end_class(o: Outcome) -> str:
+    """The end mark's CSS class: complete, cut or errored."""
+    return "complete" if o.ok else "errored" if o.state == "errored" else "cut"
 
 
 def _label(i: int) -> str:
@@ -225,15 +212,14 @@ def _series(r: Report, i: int, x: Callable[[float], float], b_max: float, e_max:
                 f'height="{_PH}" fill="{fill}"><title>{esc(tip)}</title></rect>')  # fmt: skip
 
     yield f'<g class="capture" id="plot-{i}" data-capture="{i}" data-chunks="{len(c.chunks)}" data-events="{len(a.events)}">'
-    for b in bursts(r):
-        t0, t1 = b["t"] - b["silence_s"], b["t"] + b["span_ms"] / 1000
-        yield band("hold", t0, b["t"], f"{label}: {b['events']} text events held {seconds(b['silence_s'])}")
-        yield band("burst", b["t"], t1, f"{label}: burst of {b['events']} text events ({size(b['bytes'])}) "
-                                        f"released in {b['span_ms']:g} ms at t={seconds(b['t'])}")  # fmt: skip
-    for f in r.findings:
-        if f.code == "long-silence":
-            ev = f.evidence
-            yield band("silence", ev["from"], ev["to"], f"{label}: {f.message}", "#9aa4ae")
+    for _, found in r.evidence(Bursts):
+        for b in found.bursts:
+            t0, t1 = b.t - b.silence_s, b.t + b.span_ms / 1000
+            yield band("hold", t0, b.t, f"{label}: {b.events} text events held {seconds(b.silence_s)}")
+            yield band("burst", b.t, t1, f"{label}: burst of {b.events} text events ({size(b.bytes)}) "
+                                         f"released in {b.span_ms:g} ms at t={seconds(b.t)}")  # fmt: skip
+    for f, gap in r.evidence(Silence):
+        yield band("silence", gap.start, gap.end, f"{label}: {f.message}", "#9aa4ae")
     t_prev, total = 0.0, 0
     for k, chunk in enumerate(c.chunks):
         t = chunk.t or 0.0
@@ -256,7 +242,7 @@ def _series(r: Report, i: int, x: Callable[[float], float], b_max: float, e_max:
             yield (f'<line class="{cls}" stroke="{colour}" x1="{_n(x(t))}" y1="{_TOP}" x2="{_n(x(t))}" y2="{bottom}">'
                    f'<title>{esc(tip)}</title></line><text class="{cls}-label" x="{_n(x(t) + dx)}" '
                    f'y="{_TOP + 12 + 13 * row}" text-anchor="{anchor}" style="fill:{colour}">{esc(tip)}</text>')  # fmt: skip
-    state, words = end_state(a)
+    state, words = _end_class(a.outcome), a.outcome.words
     mark = "✔" if state == "complete" else "✘"
     ex, ey = x(t_end), yb(total)
     yield (f'<g class="end {state}" data-capture="{i}"><circle cx="{_n(ex)}" cy="{_n(ey)}" r="9" fill="#fff" '
@@ -351,7 +337,7 @@ def _request_line(a: Analysis) -> str:
 
 def _outcome(a: Analysis) -> str:
     ans = a.answer
-    state, words = end_state(a)
+    state, words = _end_class(a.outcome), a.outcome.words
     bits = [esc(ans.dialect)]
     if ans.model:
         bits.append(esc(ans.model))

@@ -140,8 +140,8 @@ def test_defaults_release_a_long_stream_4_kib_at_a_time(lab: Lab) -> None:
     assert_delivered_intact(result, BUFFERED_LONG)
     [flush] = [f for f in check(result.client).findings if f.code == "fixed-size-flush"]
     assert flush.severity == Severity.WARNING
-    assert flush.evidence["size"] == 4096 and "exactly 4096 bytes" in flush.message, flush
-    assert flush.evidence["chunks"] >= len(BUFFERED_LONG.body) // 4096 // 2, flush
+    assert flush.evidence.size == 4096 and "exactly 4096 bytes" in flush.message, flush
+    assert flush.evidence.chunks >= len(BUFFERED_LONG.body) // 4096 // 2, flush
 
 
 @pytest.mark.parametrize("scenario", [UNBUFFERED, BUFFERING_OFF], ids=["x-accel-buffering-no", "proxy-buffering-off"])

@@ -126,12 +126,12 @@ def test_one_step_per_chunk_and_a_burst_where_check_found_one() -> None:
     assert [int(s.get("data-chunk", "")) for s in steps] == list(range(150))
     assert len(by_class(group, "path", "events")) == 1
     (finding,) = [f for f in report.findings if f.code == "buffering-burst"]
-    (burst,) = finding.evidence["bursts"]
+    (burst,) = finding.evidence.bursts
     (rect,) = by_class(group, "rect", "burst")
     (hold,) = by_class(group, "rect", "hold")
     assert float(hold.get("x", "")) < float(rect.get("x", ""))  # the silence comes before the release
     assert "40 text events" in "".join(rect.itertext())
-    assert f"t={burst['t']:.3f} s" in "".join(rect.itertext())
+    assert f"t={burst.t:.3f} s" in "".join(rect.itertext())
     assert by_class(group, "line", "ttfb") and by_class(group, "line", "first-token")
     assert by_class(group, "g", "end") == by_class(group, "g", "complete")
     assert "BUFFERED" in "".join(root.itertext())

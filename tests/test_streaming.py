@@ -25,6 +25,7 @@ from sse_inspect import (
 from sse_inspect._loading import RAW_PIECE, open_capture
 from sse_inspect._secrets import TOKEN_BYTES, BodyScanner
 from sse_inspect.checks import check_capture, run_checks
+from sse_inspect.checks.evidence import Lines
 
 from .checks import timelines as T
 from .helpers import CORPUS, ROOT, split_at
@@ -227,7 +228,7 @@ def test_notices_are_counted_all_and_kept_a_hundred_of_a_kind() -> None:
     assert flat.notice_counts == {"invalid-utf8": 300} == analyze(capture_from_body(body)).notice_counts
     report = check_capture(capture_from_body(body), keep=False)
     [finding] = [f for f in report.findings if f.code == "invalid-utf8"]
-    assert finding.evidence == {"lines": 300}
+    assert finding.evidence == Lines(300)
 
 
 CUTS = ["bytes:1", "bytes:7", "random:3", "whole"]

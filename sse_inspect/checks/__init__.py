@@ -1,35 +1,42 @@
 """`check_capture(capture) -> Report`: findings with evidence, what was skipped and why, and a verdict.
 
-Five families, one module each: framing (the bytes), lifecycle (markers, payloads, errors),
-headers (status and streaming headers), timing (bursts, flushes, silences) and hygiene (secrets
-left in the capture, checked on every capture). The families that read the stream watch the one
-analysis pass as observers ("probes") keeping only what their findings quote, so a capture of any
-size is checked in flat memory. A check that lacks what it needs (headers of a raw body, times of an untimed capture) is reported
-as skipped, never passed in silence.
+Five checks, one module each, one family of finding codes each: framing (the bytes), lifecycle
+(markers, sentinels, payloads, in-band errors), headers (status and streaming headers), timing
+(bursts, flushes, silences) and hygiene (secrets left in the capture). Each is a `Check`: it says
+what it needs of a capture, watches the one analysis pass as an observer keeping only what its
+findings quote (so a capture of any size is checked in flat memory), then yields its findings.
+A check that lacks what it needs (headers of a raw body, times of an untimed capture) is reported
+as skipped, never passed in silence. A new check is one module added to `CHECKS` (docs/checks.md).
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from .._analysis import Analysis, Observer, analyze
 from .._capture import Capture
-from .._errors import SSEInspectError
+from .._errors import CheckSpecError
 from .._loading import CaptureStream
 from .._rechunk import RechunkSpec
-from ._context import Context
+from ._check import BodyHead, Check, Context, Need
 from ._model import CODES, Code, Finding, Severity, Skipped, Thresholds, parse_threshold
-from .framing import FramingProbe
-from .headers import check_headers
-from .hygiene import HygieneProbe
-from .lifecycle import LifecycleProbe
-from .timing import TimingProbe
+from .evidence import Evidence
+from .framing import FramingCheck
+from .headers import HeadersCheck
+from .hygiene import HygieneCheck
+from .lifecycle import LifecycleCheck
+from .timing import TimingCheck
 
 __all__ = [
+    "CHECKS",
     "CODES",
+    "Check",
     "Code",
+    "Context",
     "Finding",
+    "Need",
     "Report",
     "Severity",
     "Skipped",
@@ -40,17 +47,28 @@ __all__ = [
     "run_checks",
 ]
 
+CHECKS: tuple[type[Check], ...] = (FramingCheck, LifecycleCheck, HeadersCheck, TimingCheck, HygieneCheck)
+"""Every check, in the order their findings are gathered (and their skips reported)."""
 
-_BUFFERING = {"buffering-burst", "single-flush", "fixed-size-flush"}
+VERDICTS = (
+    ("http-error", "HTTP ERROR"),
+    ("error-event", "ERRORED"),
+    ("single-flush", "BUFFERED"),
+    ("buffering-burst", "BUFFERED"),
+    ("fixed-size-flush", "BUFFERED"),
+    ("missing-end-marker", "CUT"),
+    ("invalid-json", "BROKEN"),
+    ("long-silence", "AT RISK"),
+    ("secret-in-capture", "LEAKS A SECRET"),
+)
+"""The findings that make the verdict, most telling first, each with the verdict's word."""
 
-
-def _family(name: str) -> tuple[str, ...]:
-    return tuple(c.name for c in CODES.values() if c.family == name)
+EvidenceT = TypeVar("EvidenceT", bound=Evidence)
 
 
 @dataclass(frozen=True, kw_only=True)
 class Report:
-    """The outcome of checking one capture."""
+    """What checking one capture found."""
 
     analysis: Analysis
     findings: tuple[Finding, ...]
@@ -64,16 +82,17 @@ class Report:
     def worst(self) -> Severity | None:
         return max((f.severity for f in self.findings), default=None)
 
-    def count(self, severity: Severity) -> int:
-        return sum(f.severity == severity for f in self.findings)
+    def evidence(self, kind: type[EvidenceT]) -> list[tuple[Finding, EvidenceT]]:
+        """The findings whose evidence is a `kind` (e.g. `Bursts`, `Silence`), each with it."""
+        return [(f, f.evidence) for f in self.findings if isinstance(f.evidence, kind)]
 
 
 def parse_codes(text: str) -> frozenset[str]:
-    """A comma-separated list of finding codes; raises SSEInspectError for an unknown one."""
+    """A comma-separated list of finding codes; raises CheckSpecError for an unknown one."""
     codes = frozenset(c.strip() for c in text.split(",") if c.strip())
     unknown = sorted(codes - CODES.keys())
     if unknown:
-        raise SSEInspectError(f"unknown finding code(s): {', '.join(unknown)}", hint=f"codes: {', '.join(CODES)}")
+        raise CheckSpecError(f"unknown finding code(s): {', '.join(unknown)}", hint=f"codes: {', '.join(CODES)}")
     return codes
 
 
@@ -87,46 +106,31 @@ def check_capture(
     dialect: str | None = None,
     keep: bool = True,
     observers: Sequence[Observer] = (),
+    checks: Sequence[type[Check]] = CHECKS,
 ) -> Report:
     """Analyse and check one capture in a single pass (see `analyze` for `keep` and `observers`);
-    `select` keeps only those codes, `ignore` drops codes."""
+    `select` keeps only those codes, `ignore` drops codes; `checks` are the checks to run."""
     thresholds = thresholds or Thresholds()
-    framing, lifecycle, timing, hygiene = FramingProbe(), LifecycleProbe(), TimingProbe(thresholds), HygieneProbe()
-    analysis = analyze(source, rechunk=rechunk, dialect=dialect, keep=keep,
-                       observers=[framing, lifecycle, timing, hygiene, *observers])  # fmt: skip
-    ctx = Context(analysis, thresholds, hygiene.head)
-    capture = analysis.capture
+    running = [check(thresholds) for check in checks]
+    head = BodyHead()
+    analysis = analyze(source, rechunk=rechunk, dialect=dialect, keep=keep, observers=[*running, head, *observers])
+    ctx = Context(analysis, thresholds, head.head)
     findings: list[Finding] = []
-    skipped = []
-    if ctx.http_ok:
-        findings += [*framing.findings(ctx), *lifecycle.findings(ctx)]
-    else:
-        reason = "an error response: its body is the server's refusal, not an event stream"
-        skipped.append(Skipped(_family("framing") + _family("lifecycle"), reason))
-    if capture.response is not None:
-        findings += check_headers(ctx)
-    else:
-        skipped.append(Skipped(_family("headers"), "a raw body: no status or headers were recorded"))
-    if not ctx.timed:
-        skipped.append(Skipped(_family("timing"), "untimed capture: the source kept no per-chunk arrival times"))
-    elif not ctx.http_ok:
-        skipped.append(Skipped(_family("timing"), "an error response: its timing says nothing about a stream"))
-    else:
-        findings += timing.findings(ctx)
-    if ctx.timed and not any(f.code in _BUFFERING for f in findings):
-        # nginx strips X-Accel-Buffering on its way to the client, so a fixed stream can never show
-        # the header: advise it only where the timing shows buffering, or cannot tell.
-        findings = [f for f in findings if f.code != "x-accel-buffering"]
-    findings += hygiene.findings(ctx)
+    skipped: list[Skipped] = []
+    for check in running:
+        reason = check.unmet(ctx)
+        if reason is None:
+            findings += check.findings(ctx)
+        elif skipped and skipped[-1].reason == reason:  # one line for the checks skipped for one reason
+            skipped[-1] = Skipped(skipped[-1].codes + check.codes(), reason)
+        else:
+            skipped.append(Skipped(check.codes(), reason))
+    for check in running:
+        findings = check.review(ctx, findings)
     findings = [f for f in findings if (select is None or f.code in select) and f.code not in ignore]
     findings.sort(key=lambda f: (-f.severity, f.t if f.t is not None else -1.0))
-    return Report(
-        analysis=analysis,
-        findings=tuple(findings),
-        skipped=tuple(skipped),
-        verdict=_verdict(analysis, findings),
-        thresholds=ctx.thresholds,
-    )
+    return Report(analysis=analysis, findings=tuple(findings), skipped=tuple(skipped),
+                  verdict=verdict(analysis, findings), thresholds=thresholds)  # fmt: skip
 
 
 def run_checks(
@@ -136,28 +140,23 @@ def run_checks(
     select: Collection[str] | None = None,
     ignore: Collection[str] = (),
 ) -> Report:
-    """Check an analysed capture: its chunks are read again, with the same re-cut and dialect."""
+    """Check an analysed capture that kept its chunks. The checks watch an analysis pass, so this is
+    `check_capture` on the analysis's capture: its chunks are read, parsed and rebuilt again (with the
+    analysis's re-cut and dialect), and the report holds that new analysis, equal to the one given."""
     if not analysis.kept:
         raise ValueError("this analysis kept no chunks (keep=False): check the capture with check_capture")
     return check_capture(analysis.capture, thresholds=thresholds, select=select, ignore=ignore,
                          rechunk=analysis.rechunk, dialect=analysis.dialect)  # fmt: skip
 
 
-def _verdict(a: Analysis, findings: list[Finding]) -> str:
+def verdict(a: Analysis, findings: Sequence[Finding]) -> str:
+    """The most telling finding (of `VERDICTS`) as `WORD: its message`; with none of them, EMPTY or OK
+    and the counts. How the stream ended comes in through the lifecycle findings, which read it from
+    the analysis's `Outcome` (a cut stream's `missing-end-marker`, an errored one's `error-event`)."""
     by_code: dict[str, Finding] = {}
     for f in findings:
         by_code.setdefault(f.code, f)
-    for code, word in (
-        ("http-error", "HTTP ERROR"),
-        ("error-event", "ERRORED"),
-        ("single-flush", "BUFFERED"),
-        ("buffering-burst", "BUFFERED"),
-        ("fixed-size-flush", "BUFFERED"),
-        ("missing-end-marker", "CUT"),
-        ("invalid-json", "BROKEN"),
-        ("long-silence", "AT RISK"),
-        ("secret-in-capture", "LEAKS A SECRET"),
-    ):
+    for code, word in VERDICTS:
         if code in by_code:
             return f"{word}: {by_code[code].message}"
     t = a.timing

@@ -1,13 +1,13 @@
-"""What a check reports (`Finding`), the registry of codes, and the thresholds that tune them."""
+"""What a check reports (`Finding`), the catalogue of codes, and the thresholds that tune them."""
 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import IntEnum
-from typing import Any
 
-from .._errors import SSEInspectError
+from .._errors import CheckSpecError
+from .evidence import Evidence
 
 __all__ = ["CODES", "Code", "Finding", "Severity", "Skipped", "Thresholds", "parse_threshold"]
 
@@ -25,7 +25,8 @@ class Severity(IntEnum):
 
 @dataclass(frozen=True, slots=True)
 class Code:
-    """A finding code: its name never changes once released."""
+    """A finding code: its name never changes once released. `CODES` lists them all, in one table
+    (the order `--select` lists them in); a check reports the codes of its family."""
 
     name: str
     severity: Severity
@@ -46,8 +47,8 @@ class Finding:
     t: float | None = None
     event_index: int | None = None
     offset: int | None = None
-    evidence: dict[str, Any] = field(default_factory=dict)
-    """The numbers behind the message, for --json."""
+    evidence: Evidence | None = None
+    """The numbers behind the message, typed by the kind of finding (`evidence.py`)."""
     advice: str | None = None
     """A fix for this case when the code's own would mislead (a stream the client left is no hop's doing)."""
 
@@ -151,17 +152,17 @@ class Thresholds:
 
 
 def parse_threshold(thresholds: Thresholds, text: str) -> Thresholds:
-    """`thresholds` with one `NAME=VALUE` applied; raises SSEInspectError naming the known names."""
+    """`thresholds` with one `NAME=VALUE` applied; raises CheckSpecError naming the known names."""
     names = [f.name for f in dataclasses.fields(Thresholds)]
     name, sep, value = text.partition("=")
     name = name.strip().replace("-", "_")
     if not sep or name not in names:
-        raise SSEInspectError(f"unknown threshold {text!r}; use NAME=VALUE with NAME one of: {', '.join(names)}")
+        raise CheckSpecError(f"unknown threshold {text!r}; use NAME=VALUE with NAME one of: {', '.join(names)}")
     kind = type(getattr(thresholds, name))
     try:
         number = kind(value)
     except ValueError:
-        raise SSEInspectError(f"threshold {name} takes a number, not {value!r}") from None
+        raise CheckSpecError(f"threshold {name} takes a number, not {value!r}") from None
     if number < 0:
-        raise SSEInspectError(f"threshold {name} cannot be negative")
+        raise CheckSpecError(f"threshold {name} cannot be negative")
     return dataclasses.replace(thresholds, **{name: number})

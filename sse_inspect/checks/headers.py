@@ -4,53 +4,65 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ._context import Context
-from ._model import Finding, Severity
+from ._check import Check, Context, Need
+from ._model import Finding
+from .evidence import Encoding, Status
 
-__all__ = ["check_headers"]
+__all__ = ["HeadersCheck"]
 
 BUFFERING_PROXIES = ("nginx", "openresty", "tengine", "varnish", "squid", "apache")
 """Server or Via header values of hops that buffer responses unless told not to (nginx and its
 forks honour X-Accel-Buffering). A bare `Via: 1.1 google` names no such hop."""
+BUFFERING = ("buffering-burst", "single-flush", "fixed-size-flush")
+"""The timing findings that show a hop buffering."""
 
 
-def check_headers(ctx: Context) -> Iterator[Finding]:
-    response = ctx.capture.response
-    assert response is not None
-    if not 200 <= response.status < 300:
-        yield Finding(code="http-error", severity=Severity.ERROR,
-                      message=f"HTTP {response.status} {response.reason}".rstrip() + _body_hint(ctx),
-                      evidence={"status": response.status})  # fmt: skip
-        return
-    ctype = response.header("content-type")
-    if (ctype or "").split(";")[0].strip().lower() != "text/event-stream":
-        yield Finding(code="wrong-content-type", severity=Severity.WARNING,
-                      message=f"Content-Type is {ctype!r}, not text/event-stream")  # fmt: skip
-    encoding = response.header("content-encoding")
-    if encoding and encoding.strip().lower() != "identity":
-        t = ctx.analysis.timing.ttfb if ctx.timed else None
-        yield Finding(code="compressed-stream", severity=Severity.WARNING, t=t,
-                      message=f"Content-Encoding: {encoding} on an event stream ({ctx.analysis.timing.bytes} bytes on "
-                              f"the wire for {ctx.analysis.timing.decoded_bytes} decoded)",
-                      evidence={"encoding": encoding})  # fmt: skip
-    length = response.header("content-length")
-    if length is not None:
-        yield Finding(code="content-length", severity=Severity.WARNING,
-                      message=f"Content-Length: {length} on an event stream")  # fmt: skip
-    cache = (response.header("cache-control") or "").lower()
-    if "no-cache" not in cache and "no-store" not in cache:
-        yield Finding(code="no-cache-header", severity=Severity.INFO,
-                      message="no Cache-Control: no-cache" + (f" (Cache-Control: {cache})" if cache else ""))  # fmt: skip
-    accel = (response.header("x-accel-buffering") or "").strip().lower()
-    hop = next(
-        (f"{name}: {value}" for name in ("Server", "Via") if (value := response.header(name))
-         and any(p in value.lower() for p in BUFFERING_PROXIES)),
-        None,
-    )  # fmt: skip
-    if accel != "no" and hop:
-        yield Finding(code="x-accel-buffering", severity=Severity.INFO,
-                      message=f"{hop} shows a proxy that buffers unless the upstream sends X-Accel-Buffering: no "
-                              "(nginx removes that header on its way, so it cannot show here)")  # fmt: skip
+class HeadersCheck(Check):
+    """Reads the status and the streaming headers (no probe: nothing in the stream matters here)."""
+
+    family = "headers"
+    needs = {Need.RESPONSE: "a raw body: no status or headers were recorded"}
+
+    def findings(self, ctx: Context) -> Iterator[Finding]:
+        response = ctx.capture.response
+        assert response is not None
+        if not ctx.http_ok:
+            yield self.found("http-error", f"HTTP {response.status} {response.reason}".rstrip() + _body_hint(ctx),
+                             evidence=Status(response.status))  # fmt: skip
+            return
+        ctype = response.header("content-type")
+        if (ctype or "").split(";")[0].strip().lower() != "text/event-stream":
+            yield self.found("wrong-content-type", f"Content-Type is {ctype!r}, not text/event-stream")
+        encoding = response.header("content-encoding")
+        if encoding and encoding.strip().lower() != "identity":
+            timing = ctx.analysis.timing
+            yield self.found("compressed-stream", f"Content-Encoding: {encoding} on an event stream ({timing.bytes} "
+                             f"bytes on the wire for {timing.decoded_bytes} decoded)",
+                             t=timing.ttfb if ctx.timed else None, evidence=Encoding(encoding))  # fmt: skip
+        length = response.header("content-length")
+        if length is not None:
+            yield self.found("content-length", f"Content-Length: {length} on an event stream")
+        cache = (response.header("cache-control") or "").lower()
+        if "no-cache" not in cache and "no-store" not in cache:
+            shown = f" (Cache-Control: {cache})" if cache else ""
+            yield self.found("no-cache-header", f"no Cache-Control: no-cache{shown}")
+        accel = (response.header("x-accel-buffering") or "").strip().lower()
+        hop = next(
+            (f"{name}: {value}" for name in ("Server", "Via") if (value := response.header(name))
+             and any(p in value.lower() for p in BUFFERING_PROXIES)),
+            None,
+        )  # fmt: skip
+        if accel != "no" and hop:
+            yield self.found("x-accel-buffering", f"{hop} shows a proxy that buffers unless the upstream sends "
+                             "X-Accel-Buffering: no (nginx removes that header on its way, so it cannot show "
+                             "here)")  # fmt: skip
+
+    def review(self, ctx: Context, findings: list[Finding]) -> list[Finding]:
+        """nginx strips X-Accel-Buffering on its way to the client, so a fixed stream can never show the
+        header: advise it only where the timing shows buffering, or cannot tell (an untimed capture)."""
+        if ctx.timed and not any(f.code in BUFFERING for f in findings):
+            return [f for f in findings if f.code != "x-accel-buffering"]
+        return findings
 
 
 def _body_hint(ctx: Context) -> str:

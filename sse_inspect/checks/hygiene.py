@@ -1,31 +1,33 @@
-"""Findings about the capture file itself: a secret written into it."""
+"""Findings about the capture file itself: a secret written into it (checked on every capture)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .._analysis import Analysis, Observer
+from .._analysis import Analysis
 from .._capture import Chunk
 from .._secrets import BodyScanner, header_secrets
-from ._context import HEAD, Context
-from ._model import Finding, Severity
+from ._check import Check, Context
+from ._model import Finding, Thresholds
+from .evidence import Leak, Leaks
 
-__all__ = ["HygieneProbe"]
+__all__ = ["HygieneCheck"]
 
 
 _BATCH = 1 << 16
 """Body bytes gathered before a search: one search per 64 KiB, not one per (often tiny) chunk."""
 
 
-class HygieneProbe(Observer):
-    """Searches the body for keys and tokens as it passes, 64 KiB at a time."""
+class HygieneCheck(Check):
+    """Searches the headers, and the body as it passes, 64 KiB at a time, for keys and tokens."""
 
-    def __init__(self) -> None:
+    family = "hygiene"
+
+    def __init__(self, thresholds: Thresholds) -> None:
+        super().__init__(thresholds)
         self.scanner = BodyScanner()
         self.pending: list[bytes] = []
         self.size = 0
-        self.head = b""
-        """The first bytes of the body, to quote an error response (`HEAD` of them)."""
 
     def chunk(self, index: int, chunk: Chunk, text_events: int) -> None:
         self.pending.append(chunk.data)
@@ -34,10 +36,7 @@ class HygieneProbe(Observer):
             self._scan()
 
     def _scan(self) -> None:
-        body = b"".join(self.pending)
-        if len(self.head) < HEAD:
-            self.head += body[: HEAD - len(self.head)]
-        self.scanner.feed(body)
+        self.scanner.feed(b"".join(self.pending))
         self.pending.clear()
         self.size = 0
 
@@ -50,7 +49,6 @@ class HygieneProbe(Observer):
             return
         shown = "; ".join(str(leak) for leak in leaks[:3]) + (f"; and {len(leaks) - 3} more" if len(leaks) > 3 else "")
         offset = next((leak.offset for leak in leaks if leak.where == "response body"), None)
-        evidence = {"leaks": [{"where": k.where, "kind": k.kind, "offset": k.offset} for k in leaks[:100]]}
-        message = f"{len(leaks)} secret(s) in the capture: {shown}"
-        yield Finding(code="secret-in-capture", severity=Severity.ERROR, offset=offset, message=message,
-                      evidence=evidence)  # fmt: skip
+        evidence = Leaks(tuple(Leak(k.where, k.kind, k.offset) for k in leaks[:100]))
+        yield self.found("secret-in-capture", f"{len(leaks)} secret(s) in the capture: {shown}", offset=offset,
+                         evidence=evidence)  # fmt: skip

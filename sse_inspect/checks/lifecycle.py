@@ -4,31 +4,32 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .._analysis import Observer
 from .._capture import Chunk
 from .._events import Event
+from ..dialects._accumulate import DONE
 from ..dialects._base import END, ERROR, INVALID_JSON, KEPT, TEXT
-from ._context import Context
-from ._model import Finding, Severity
+from ._check import Check, Context, Need
+from ._model import Finding, Severity, Thresholds
+from .evidence import EndMissing, ErrorEvent, InvalidEvents
 
-__all__ = ["LifecycleProbe"]
+__all__ = ["LifecycleCheck"]
 
-DONE = "[DONE]"
-_NO_DONE = {"anthropic", "openai-responses", "cohere", "gemini"}
-"""Dialects whose servers never send a `[DONE]` sentinel."""
-_SENTINEL_AFTER_END_OK = {"gemini", "generic"}
-"""Dialects whose "end marker" is no sentinel, so later events are no fault."""
 _SENTINELS_KEPT = 100
 """[DONE]-like events reported (each is a finding)."""
 _RECENT = 256
 """Body bytes held to tell how a [DONE] line ended (a longer [DONE] event is told as plain)."""
 
 
-class LifecycleProbe(Observer):
+class LifecycleCheck(Check):
     """Keeps, of a pass, the few events that lifecycle findings quote: markers, sentinels,
-    the first invalid payload, the error events, the first event after the end, the last one."""
+    the first invalid payload, the error events, the first event after the end, the last one.
+    How the stream ended is the analysis's `Outcome`; this check says what that means for a client."""
 
-    def __init__(self) -> None:
+    family = "lifecycle"
+    needs = {Need.HTTP_OK: "an error response: its body is the server's refusal, not an event stream"}
+
+    def __init__(self, thresholds: Thresholds) -> None:
+        super().__init__(thresholds)
         self.markers: list[Event] = []  # the first two
         self.after: list[Event] = []  # the first event after the first marker, not a marker nor [DONE]
         self.after_count = 0
@@ -82,106 +83,102 @@ class LifecycleProbe(Observer):
         a = ctx.analysis
         ans = a.answer
         timing = a.timing
+        dialect = ctx.dialect
 
         if ctx.capture.end is None and not ctx.capture.raw:
-            yield Finding(code="recording-incomplete", severity=Severity.WARNING, t=timing.total,
-                          message=f"the capture has no end line: the recording stopped after {timing.chunks} "
-                                  "chunks")  # fmt: skip
+            yield self.found("recording-incomplete", f"the capture has no end line: the recording stopped after "
+                             f"{timing.chunks} chunks", t=timing.total)  # fmt: skip
 
-        if ans.end_marker is not None and not ans.end_marker_seen and ctx.http_ok:
+        if a.outcome.end_marker_missing:
             yield self._missing_marker(ctx)
 
         if ans.end_markers > 1 and len(self.markers) > 1:
             second = self.markers[1]
-            yield Finding(code="duplicate-end-marker", severity=Severity.WARNING, event_index=second.index,
-                          t=second.t, offset=second.start,
-                          message=f"the end marker came {ans.end_markers} times, at events "
-                                  f"{_list(ans.end_marker_events, ans.end_markers)}")  # fmt: skip
-        if self.markers and self.after and ans.dialect not in _SENTINEL_AFTER_END_OK:
+            yield self.found("duplicate-end-marker", f"the end marker came {ans.end_markers} times, at events "
+                             f"{_list(ans.end_marker_events, ans.end_markers)}", event_index=second.index,
+                             t=second.t, offset=second.start)  # fmt: skip
+        if self.markers and self.after and dialect.end_closes_stream:
             # a trailing [DONE] in a dialect without one is reported once, by done-not-json
             first = self.after[0]
-            yield Finding(code="data-after-end", severity=Severity.WARNING, event_index=first.index,
-                          t=first.t, offset=first.start,
-                          message=f"{self.after_count} event(s) after the end marker (event #{self.markers[0].index}), "
-                                  f"the first #{first.index} of type {first.type!r}")  # fmt: skip
+            yield self.found("data-after-end", f"{self.after_count} event(s) after the end marker (event "
+                             f"#{self.markers[0].index}), the first #{first.index} of type {first.type!r}",
+                             event_index=first.index, t=first.t, offset=first.start)  # fmt: skip
 
-        yield from self._sentinels(ans.dialect)
+        yield from self._sentinels(dialect.name, dialect.sends_done)
 
-        if self.invalid is not None and ctx.http_ok:
+        if self.invalid is not None:
             first = self.invalid
-            yield Finding(code="invalid-json", severity=Severity.ERROR, event_index=first.index, t=first.t,
-                          offset=first.start,
-                          message=f"{ans.invalid_payloads} event(s) whose data is not JSON, the first "
-                                  f"#{first.index}: {_snippet(first.data)}",
-                          evidence={"events": list(ans.invalid_json[:20])})  # fmt: skip
+            yield self.found("invalid-json", f"{ans.invalid_payloads} event(s) whose data is not JSON, the first "
+                             f"#{first.index}: {_snippet(first.data)}", event_index=first.index, t=first.t,
+                             offset=first.start, evidence=InvalidEvents(ans.invalid_json[:20]))  # fmt: skip
 
         for err in ans.errors:
             e = self.errors.get(err.event_index)
             code = f" ({err.code})" if err.code else ""
-            yield Finding(code="error-event", severity=Severity.ERROR, event_index=err.event_index,
-                          t=e.t if e else None, offset=e.start if e else None,
-                          message=f"in-band error at event #{err.event_index}{code}: {_snippet(err.message, 160)}",
-                          evidence={"code": err.code, "type": err.type})  # fmt: skip
+            yield self.found("error-event", f"in-band error at event #{err.event_index}{code}: "
+                             f"{_snippet(err.message, 160)}", event_index=err.event_index, t=e.t if e else None,
+                             offset=e.start if e else None, evidence=ErrorEvent(err.code, err.type))  # fmt: skip
 
     def _missing_marker(self, ctx: Context) -> Finding:
         a = ctx.analysis
         ans = a.answer
         end = ctx.capture.end
-        unterminated = any(n.kind == "unterminated-event" for n in a.notices)
+        error = end.error if end else None
+        cause = a.outcome.cause
         advice = None
-        if ans.errors:
+        if cause == "in-band-error":
             how = f"the stream ended after the in-band error at event #{ans.errors[-1].event_index}"
-        elif end is None:
+        elif cause == "recording-stopped":
             how = "the recording stopped first"
-            advice = ("the recording was cut off (the recorder stopped or was killed before the stream ended), "
-                      "so this capture cannot tell whether the stream was complete: record it again")
-        elif end.kind == "server-disconnected":
-            how = "the connection was cut mid-stream" + (f" ({end.error})" if end.error else "")
-        elif end.kind == "client-disconnected":
-            how = "the client went away first" + (f" ({end.error})" if end.error else "")
-            advice = ("the client closed the connection (its read timeout, a user's cancel, or the recorder's own "
-                      "--timeout or Ctrl-C): no hop cut this stream; record again with a longer timeout, or find "
-                      "why the client gave up")
-        elif end.kind == "error":
-            how = "the stream failed" + (f": {end.error}" if end.error else "")
-        elif unterminated:
+            advice = (
+                "the recording was cut off (the recorder stopped or was killed before the stream ended), "
+                "so this capture cannot tell whether the stream was complete: record it again"
+            )
+        elif cause == "server-disconnected":
+            how = "the connection was cut mid-stream" + (f" ({error})" if error else "")
+        elif cause == "client-disconnected":
+            how = "the client went away first" + (f" ({error})" if error else "")
+            advice = (
+                "the client closed the connection (its read timeout, a user's cancel, or the recorder's own "
+                "--timeout or Ctrl-C): no hop cut this stream; record again with a longer timeout, or find "
+                "why the client gave up"
+            )
+        elif cause == "error":
+            how = "the stream failed" + (f": {error}" if error else "")
+        elif cause == "closed-inside-event":
             how = "the server closed inside an event"
         else:
             how = "the server closed the stream cleanly without it (or a hop or recorder dropped it)"
         last = self.last
-        return Finding(
-            code="missing-end-marker",
+        return self.found(
+            "missing-end-marker",
+            f"no {ans.end_marker} after {_events(a.timing.events)}: {how}",
             # After an in-band error the error is the diagnosis; the missing marker only follows from it.
-            severity=Severity.WARNING if ans.errors else Severity.ERROR,
+            severity=Severity.WARNING if ans.errors else None,
             t=end.t if end else (last.t if last else None),
             event_index=last.index if last else None,
-            message=f"no {ans.end_marker} after {_events(a.timing.events)}: {how}",
-            evidence={"end": end.kind if end else None, "finish_reason": ans.finish_reason},
+            evidence=EndMissing(end.kind if end else None, ans.finish_reason),
             advice=advice,
         )
 
-    def _sentinels(self, dialect: str) -> Iterator[Finding]:
+    def _sentinels(self, dialect: str, sends_done: bool) -> Iterator[Finding]:
         for e, kind in self.sentinels:
             if kind == "lone-cr":
-                yield Finding(code="done-not-json", severity=Severity.WARNING, event_index=e.index, t=e.t,
-                              offset=e.start,
-                              message=f"event #{e.index}: the [DONE] line ends in a lone CR: clients that split "
-                                      "on LF see '[DONE]\\r' and miss the end")  # fmt: skip
+                yield self.found("done-not-json", f"event #{e.index}: the [DONE] line ends in a lone CR: clients that "
+                                 "split on LF see '[DONE]\\r' and miss the end", severity=Severity.WARNING,
+                                 event_index=e.index, t=e.t, offset=e.start)  # fmt: skip
             elif kind == "malformed":
-                yield Finding(code="done-not-json", severity=Severity.WARNING, event_index=e.index, t=e.t,
-                              offset=e.start,
-                              message=f"event #{e.index} has data {e.data!r}: a malformed sentinel that clients "
-                                      "comparing with '[DONE]' miss (and then fail to parse)")  # fmt: skip
-            elif dialect in _NO_DONE:
-                yield Finding(code="done-not-json", severity=Severity.WARNING, event_index=e.index, t=e.t,
-                              offset=e.start,
-                              message=f"event #{e.index} is a [DONE] sentinel, which {dialect} never sends "
-                                      "(a gateway appended it?): clients of this API json.loads it and crash")  # fmt: skip
+                yield self.found("done-not-json", f"event #{e.index} has data {e.data!r}: a malformed sentinel that "
+                                 "clients comparing with '[DONE]' miss (and then fail to parse)",
+                                 severity=Severity.WARNING, event_index=e.index, t=e.t, offset=e.start)  # fmt: skip
+            elif not sends_done:
+                yield self.found("done-not-json", f"event #{e.index} is a [DONE] sentinel, which {dialect} never sends "
+                                 "(a gateway appended it?): clients of this API json.loads it and crash",
+                                 severity=Severity.WARNING, event_index=e.index, t=e.t, offset=e.start)  # fmt: skip
             else:
-                yield Finding(code="done-not-json", severity=Severity.INFO, event_index=e.index, t=e.t,
-                              offset=e.start,
-                              message=f"event #{e.index} is the [DONE] sentinel, not JSON: a client that "
-                                      "json.loads every data payload crashes here")  # fmt: skip
+                yield self.found("done-not-json", f"event #{e.index} is the [DONE] sentinel, not JSON: a client that "
+                                 "json.loads every data payload crashes here", event_index=e.index, t=e.t,
+                                 offset=e.start)  # fmt: skip
 
 
 def _events(n: int) -> str:

@@ -11,45 +11,35 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
-from .._analysis import Observer
 from .._capture import Chunk
+from .._diff import Release
 from .._events import Event
 from ..dialects._base import TEXT
-from ._context import Context
-from ._model import Finding, Severity, Thresholds
+from ._check import Check, Context, Need
+from ._model import Finding, Thresholds
+from .evidence import Burst, Bursts, FixedSizeFlush, Silence, SingleFlush
 
-__all__ = ["Release", "TimingProbe"]
-
-
-@dataclass(frozen=True, slots=True)
-class Release:
-    """Chunks that arrived together: within `burst_window_ms` of each other."""
-
-    t0: float
-    t1: float
-    silence: float
-    """Seconds without a byte before it (for the first release: since the request was sent)."""
-    chunks: int
-    bytes: int
-    events: int
-
-    @property
-    def span(self) -> float:
-        return self.t1 - self.t0
+__all__ = ["TimingCheck"]
 
 
 _FLUSH_MIN = 1024
 """A fixed-size flush is of chunks this big at least (smaller equal chunks are a server's equal events)."""
 
 
-class TimingProbe(Observer):
+class TimingCheck(Check):
     """Follows the arrival times of a pass: releases of the parsed chunks (the biggest one, and
     those that could be bursts), the times of text events, chunk sizes and runs on the wire, silences."""
 
+    family = "timing"
+    needs = {
+        Need.TIMED: "untimed capture: the source kept no per-chunk arrival times",
+        Need.HTTP_OK: "an error response: its timing says nothing about a stream",
+    }
+
     def __init__(self, thresholds: Thresholds) -> None:
+        super().__init__(thresholds)
         th = self.th = thresholds
         self.window = th.burst_window_ms / 1000
         self.long_silence = th.long_silence_s
@@ -109,11 +99,15 @@ class TimingProbe(Observer):
         t0, t1, silence, chunks, size, events = self.release
         first = self.releases == 0
         self.releases += 1
-        if self.biggest is None or events > self.biggest.events:
-            self.biggest = Release(t0, t1, silence, chunks, size, events)
-        if (events >= th.burst_min_events and t1 - t0 <= th.burst_span_ms / 1000
-                and silence >= th.burst_min_silence_ms / 1000):  # fmt: skip
-            self.candidates.append((Release(t0, t1, silence, chunks, size, events), first))
+        bigger = self.biggest is None or events > self.biggest.text_events
+        candidate = (events >= th.burst_min_events and t1 - t0 <= th.burst_span_ms / 1000
+                     and silence >= th.burst_min_silence_ms / 1000)  # fmt: skip
+        if bigger or candidate:  # (most releases are neither: a steady stream's every chunk is one)
+            release = Release(t=t0, span=t1 - t0, silence=silence, chunks=chunks, bytes=size, text_events=events)
+            if bigger:
+                self.biggest = release
+            if candidate:
+                self.candidates.append((release, first))
 
     def wire(self, chunk: Chunk) -> None:
         t = chunk.t or 0.0
@@ -171,31 +165,34 @@ class TimingProbe(Observer):
         total_bytes = self.parsed_bytes
         biggest = self.biggest
         if (
-            biggest.events >= th.single_flush_share * total
+            biggest.text_events >= th.single_flush_share * total
             and biggest.bytes >= th.single_flush_share * total_bytes
             and biggest.span <= max_span
             and biggest.silence >= min_silence
         ):
-            yield Finding(code="single-flush", severity=Severity.WARNING, t=biggest.t0,
-                          message=f"{biggest.events} of {total} text events ({biggest.bytes} of {total_bytes} bytes) "
-                                  f"arrived at once at t={biggest.t0:.3f} s, after {biggest.silence:.3f} s of silence",
-                          evidence={"events": biggest.events, "bytes": biggest.bytes, "held_s": round(biggest.silence, 6),
-                                    "t": biggest.t0})  # fmt: skip
+            yield self.found("single-flush", f"{biggest.text_events} of {total} text events ({biggest.bytes} of "
+                             f"{total_bytes} bytes) arrived at once at t={biggest.t:.3f} s, after "
+                             f"{biggest.silence:.3f} s of silence", t=biggest.t,
+                             evidence=SingleFlush(biggest.text_events, biggest.bytes, round(biggest.silence, 6),
+                                                  biggest.t))  # fmt: skip
         found = [(r, first) for r, first in self.candidates if r.silence >= th.burst_silence_factor * interval]
         if not found:
             return
         bursts = [r for r, _ in found]
-        held = sum(r.events for r in bursts)
-        worst, worst_first = max(found, key=lambda f: f[0].events)  # the biggest: a model's pause may precede another
+        held = sum(r.text_events for r in bursts)
+        # the biggest: a model's pause may precede another
+        worst, worst_first = max(found, key=lambda f: f[0].text_events)
         rule = self._rule(interval)
         many = f"{len(bursts)} bursts released {held} of {total} text events; the biggest: " if len(bursts) > 1 else ""
         first = " (since the request)" if worst_first else ""
-        yield Finding(code="buffering-burst", severity=Severity.WARNING, t=worst.t0,
-                      message=f"{many}{worst.events} text events held {worst.silence:.3f} s{first} and released in "
-                              f"{worst.span * 1000:.0f} ms at t={worst.t0:.3f} s ({rule})",
-                      evidence={"bursts": [{"t": r.t0, "events": r.events, "bytes": r.bytes, "silence_s": round(r.silence, 6),
-                                            "span_ms": round(r.span * 1000, 3)} for r in bursts],
-                                "events_held": held, "pace_ms": round(interval * 1000, 3)})  # fmt: skip
+        evidence = Bursts(
+            tuple(Burst(r.t, r.text_events, r.bytes, round(r.silence, 6), round(r.span * 1000, 3)) for r in bursts),
+            events_held=held,
+            pace_ms=round(interval * 1000, 3),
+        )
+        yield self.found("buffering-burst", f"{many}{worst.text_events} text events held {worst.silence:.3f} s{first} "
+                         f"and released in {worst.span * 1000:.0f} ms at t={worst.t:.3f} s ({rule})", t=worst.t,
+                         evidence=evidence)  # fmt: skip
 
     def _rule(self, interval: float) -> str:
         """The burst rule in words, with this stream's numbers."""
@@ -234,10 +231,9 @@ class TimingProbe(Observer):
             if mid_event * 2 < flushes:
                 return  # cut at event boundaries: a server writing equal events, not a buffer
         where = f", {mid_event} of them cut inside an event" if mid_event is not None else ""
-        yield Finding(code="fixed-size-flush", severity=Severity.WARNING, t=t,
-                      message=f"{flushes} of {self.n_wire} chunks are exactly {size} bytes, each a flush of its "
-                              f"own{where}: a hop's fixed-size buffer",
-                      evidence={"size": size, "chunks": flushes, "cut_inside_event": mid_event})  # fmt: skip
+        yield self.found("fixed-size-flush", f"{flushes} of {self.n_wire} chunks are exactly {size} bytes, each a "
+                         f"flush of its own{where}: a hop's fixed-size buffer", t=t,
+                         evidence=FixedSizeFlush(size, flushes, mid_event))  # fmt: skip
 
     def _silences(self, ctx: Context) -> Iterator[Finding]:
         th = self.th
@@ -245,11 +241,10 @@ class TimingProbe(Observer):
         last = ctx.analysis.timing.end_silence  # the silence up to the end, as the timing counts it
         if last is not None and last[1] - last[0] > th.long_silence_s:
             gaps.append((*last, True))
-        cut = ctx.capture.end is not None and ctx.capture.end.kind != "complete"
+        cut = ctx.analysis.outcome.connection_cut
         for t0, t1, final in gaps:
             gap = t1 - t0
             where = (" before the cut" if cut else " before the end") if final else ""
-            yield Finding(code="long-silence", severity=Severity.WARNING, t=t1,
-                          message=f"no byte for {gap:.1f} s{where} (t={t0:.1f} to {t1:.1f} s), longer than "
-                                  f"{th.long_silence_s:g} s: idle timeouts cut connections like this",
-                          evidence={"gap_s": round(gap, 6), "from": t0, "to": t1, "final": final})  # fmt: skip
+            yield self.found("long-silence", f"no byte for {gap:.1f} s{where} (t={t0:.1f} to {t1:.1f} s), longer than "
+                             f"{th.long_silence_s:g} s: idle timeouts cut connections like this", t=t1,
+                             evidence=Silence(round(gap, 6), t0, t1, final))  # fmt: skip

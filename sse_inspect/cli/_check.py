@@ -5,7 +5,8 @@ from __future__ import annotations
 import glob
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from rich.text import Text
 
 from .._errors import SSEInspectError
 from .._rechunk import RechunkSpec
-from ..checks import Report, Severity, Thresholds, check_capture, parse_codes, parse_threshold
+from ..checks import Finding, Report, Severity, Thresholds, check_capture, parse_codes, parse_threshold
 from . import _render
 from ._json import dumps
 from ._params import (
@@ -29,12 +30,21 @@ from ._params import (
 )
 from ._reading import reading
 
-__all__ = ["check", "findings_view", "report_json", "show"]
+__all__ = ["Checked", "check", "findings_view", "report_json", "show"]
 
 FAIL_ON = {"error": Severity.ERROR, "warning": Severity.WARNING, "info": Severity.INFO, "never": None}
 PARALLEL_FROM = 4
 """From this many captures on, they are checked in parallel, one process per core."""
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
+
+
+@dataclass(frozen=True)
+class Checked:
+    """One capture file checked: its report, or why it could not be read."""
+
+    path: str
+    report: Report | None = None
+    error: str | None = None
 
 
 def report_json(report: Report, path: str) -> dict[str, Any]:
@@ -54,7 +64,7 @@ def report_json(report: Report, path: str) -> dict[str, Any]:
                 "t": f.t,
                 "event_index": f.event_index,
                 "offset": f.offset,
-                "evidence": f.evidence,
+                "evidence": f.evidence.to_json() if f.evidence is not None else {},
             }
             for f in report.findings
         ],
@@ -77,15 +87,13 @@ def report_json(report: Report, path: str) -> dict[str, Any]:
     }
 
 
+def checked_json(c: Checked) -> dict[str, Any]:
+    return report_json(c.report, c.path) if c.report is not None else {"path": c.path, "error": c.error}
+
+
 def check_one(path: str, dialect: str | None, thresholds: Thresholds, select: frozenset[str] | None,
-              ignore: frozenset[str], rechunk: RechunkSpec | None = None) -> dict[str, Any]:  # fmt: skip
-    """Check one capture file; a file that cannot be read gives {"path", "error"}."""
-    return _check(path, dialect, thresholds, select, ignore, rechunk)[0]
-
-
-def _check(path: str, dialect: str | None, thresholds: Thresholds, select: frozenset[str] | None,
-           ignore: frozenset[str], rechunk: RechunkSpec | None = None, arrivals: _render.Arrivals | None = None,
-           ) -> tuple[dict[str, Any], Report | None]:  # fmt: skip
+              ignore: frozenset[str], rechunk: RechunkSpec | None = None,
+              arrivals: _render.Arrivals | None = None) -> Checked:  # fmt: skip
     """Check one capture file, streamed through (re-cut first with `rechunk`); `arrivals` (for the
     timeline) watch the pass."""
     try:
@@ -94,8 +102,8 @@ def _check(path: str, dialect: str | None, thresholds: Thresholds, select: froze
                                    rechunk=rechunk, keep=False,
                                    observers=[*watchers, *([arrivals] if arrivals else [])])  # fmt: skip
     except SSEInspectError as exc:
-        return {"path": path, "error": exc.message}, None
-    return report_json(report, path), report
+        return Checked(path, error=exc.message)
+    return Checked(path, report)
 
 
 def expand(inputs: tuple[str, ...]) -> list[str]:
@@ -117,7 +125,7 @@ def expand(inputs: tuple[str, ...]) -> list[str]:
     return paths
 
 
-def _results(paths: list[str], args: tuple[Any, ...], progress: bool) -> Iterator[dict[str, Any]]:
+def _results(paths: list[str], args: tuple[Any, ...], progress: bool) -> Iterator[Checked]:
     if len(paths) < PARALLEL_FROM:
         yield from (check_one(p, *args) for p in paths)
         return
@@ -161,93 +169,93 @@ def check(captures: tuple[str, ...], as_json: bool, fail_on: str, select_text: s
     ignore = parse_codes(ignore_text)
     paths = expand(captures)
     args = (dialect, thresholds, select, ignore, rechunk)
-    single = None
     arrivals = _render.Arrivals()
     if len(paths) == 1:  # checked here, so that the view can draw its timeline
-        result, single = _check(paths[0], *args, arrivals)
-        results = [result]
+        results = [check_one(paths[0], *args, arrivals)]
     else:
         results = list(_results(paths, args, progress=sys.stderr.isatty() and not as_json))
 
     limit = FAIL_ON[fail_on]
-    failed = limit is not None and any(
-        Severity[f["severity"].upper()] >= limit for r in results for f in r.get("findings", [])
-    )
-    unreadable = [r for r in results if "error" in r]
+    failed = limit is not None and any(f.severity >= limit for c in results if c.report for f in c.report.findings)
+    unreadable = [c for c in results if c.report is None]
     code = 2 if unreadable else 1 if failed else 0
     if as_json:
-        doc = {"captures": results, "fail_on": fail_on, "exit_code": code,
+        doc = {"captures": [checked_json(c) for c in results], "fail_on": fail_on, "exit_code": code,
                "thresholds": {k: getattr(thresholds, k) for k in thresholds.__dataclass_fields__}}  # fmt: skip
         sys.stdout.write(dumps(doc) + "\n")
     else:
         console = _render.console()
         console.print(warnings_view(results))
+        single = results[0].report if len(paths) == 1 else None
         if single is not None:
-            console.print(report_view(results[0]))
+            console.print(report_view(results[0].path, single))
             if single.analysis.capture.timed:
                 console.print(_render.timeline(single.analysis, single, arrivals))
         else:
-            for r in results:
-                if "error" not in r and r["worst"] in ("error", "warning"):
-                    console.print(report_view(r))
+            for c in results:
+                if c.report is not None and c.report.worst is not None and c.report.worst >= Severity.WARNING:
+                    console.print(report_view(c.path, c.report))
                     console.print()
             console.print(summary_table(results))
         err = _render.console(stderr=True)
-        for r in unreadable:
-            err.print(_render.safe(f"Error: {r['error']}", newlines=False))
+        for c in unreadable:
+            err.print(_render.safe(f"Error: {c.error}", newlines=False))
     sys.exit(code)
 
 
-def warnings_view(results: list[dict[str, Any]]) -> RenderableType:
+def warnings_view(results: list[Checked]) -> RenderableType:
     """What reading the captures had to say (which of a HAR's streams was taken, a half-written last
     line), a line each, before the reports."""
-    lines = [f"! {r['path']}: {w}" for r in results for w in r.get("warnings", ())]
+    lines = [f"! {c.path}: {w}" for c in results if c.report for w in c.report.analysis.capture.warnings]
     return Group(*(_render.safe(line, newlines=False, style="yellow") for line in lines))
 
 
-def findings_view(findings: list[dict[str, Any]], *, verbose: bool = True) -> RenderableType:
+def findings_view(findings: Sequence[Finding], *, verbose: bool = True) -> RenderableType:
     """A line per finding (severity, code, message), each fix under it; a fix printed for an
     earlier finding is not printed again."""
     rows: list[RenderableType] = []
     fixed: dict[str, str] = {}  # fix -> the code it was printed under
     for f in findings:
-        sev = Severity[f["severity"].upper()]
         line = Text()
-        line.append(f"{f['severity']:>7} ", style=_STYLE[sev])
-        line.append(f"{f['code']}  ", style="bold")
-        line.append_text(_render.safe(f["message"], newlines=False))
+        line.append(f"{f.severity!s:>7} ", style=_STYLE[f.severity])
+        line.append(f"{f.code}  ", style="bold")
+        line.append_text(_render.safe(f.message, newlines=False))
         rows.append(_render.Hanging(line, 8))
-        if verbose and sev > Severity.INFO:
-            fix = f["fix"]
-            said = f"the same fix as {fixed[fix]}" if fix in fixed else fix
-            fixed.setdefault(fix, f["code"])
+        if verbose and f.severity > Severity.INFO:
+            said = f"the same fix as {fixed[f.fix]}" if f.fix in fixed else f.fix
+            fixed.setdefault(f.fix, f.code)
             rows.append(_render.Hanging(Text("        → " + said, style="dim"), 10))
     return Group(*rows)
 
 
-def verdict_view(r: dict[str, Any]) -> Text:
+def _counts(report: Report) -> list[tuple[int, str]]:
+    """How many findings of each severity, worst first: [(n, "error"), (n, "warning"), (n, "info")]."""
+    severities = (Severity.ERROR, Severity.WARNING, Severity.INFO)
+    return [(sum(f.severity == s for f in report.findings), str(s)) for s in severities]
+
+
+def verdict_view(report: Report) -> Text:
     """The verdict line; when its sentence is a finding's message (printed below), the verdict word,
     the finding it comes from and the counts instead."""
-    worst = r["worst"]
-    style = "bold red" if worst == "error" else "bold yellow" if worst == "warning" else "bold green"
-    word, _, sentence = r["verdict"].partition(": ")
-    source = next((f["code"] for f in r["findings"] if f["message"] == sentence), None)
+    worst = report.worst
+    style = "bold red" if worst == Severity.ERROR else "bold yellow" if worst == Severity.WARNING else "bold green"
+    word, _, sentence = report.verdict.partition(": ")
+    source = next((f.code for f in report.findings if f.message == sentence), None)
     if source is None:
-        return _render.safe(r["verdict"], newlines=False, style=style)
-    counts = [(sum(f["severity"] == s for f in r["findings"]), s) for s in ("error", "warning", "info")]
-    said = ", ".join(f"{n} {s}{'s' if n > 1 and s != 'info' else ''}" for n, s in counts if n)
+        return _render.safe(report.verdict, newlines=False, style=style)
+    said = ", ".join(f"{n} {s}{'s' if n > 1 and s != 'info' else ''}" for n, s in _counts(report) if n)
     return Text.assemble((word, style), f" (see {source} below) · {said}")
 
 
-def report_view(r: dict[str, Any]) -> RenderableType:
+def report_view(path: str, report: Report) -> RenderableType:
     parts: list[RenderableType] = [
-        Text.assemble((f"{r['path']}  ", "dim"), (f"[{r['dialect']}]", "dim")),
-        verdict_view(r),
+        Text.assemble((f"{path}  ", "dim"), (f"[{report.analysis.dialect}]", "dim")),
+        verdict_view(report),
     ]
-    if r["findings"]:
-        parts.append(findings_view(r["findings"]))
-    for s in r["skipped"]:
-        parts.append(_render.Hanging(Text(f"skipped {', '.join(s['codes'])}: {s['reason']}", style="dim"), 8))
+    if report.findings:
+        parts.append(findings_view(report.findings))
+    for s in report.skipped:
+        parts.append(_render.Hanging(Text(f"skipped {', '.join(s.codes)}: {s.reason}", style="dim"), 8))
     return Group(*parts)
 
 
@@ -259,17 +267,17 @@ class SummaryTable:
     HEAD = ("capture", "dialect", "verdict", "errors", "warnings", "info")
     GAP = "  "
 
-    def __init__(self, results: list[dict[str, Any]]) -> None:
+    def __init__(self, results: list[Checked]) -> None:
         self.rows: list[list[Text]] = []
-        for r in results:
-            path = _render.safe(r["path"], newlines=False)
-            if "error" in r:
+        for c in results:
+            path = _render.safe(c.path, newlines=False)
+            if c.report is None:
                 self.rows.append([path, Text(""), Text("unreadable", style="bold red"), Text(""), Text(""), Text("")])
                 continue
-            counts = [sum(f["severity"] == s for f in r["findings"]) for s in ("error", "warning", "info")]
+            counts = [n for n, _ in _counts(c.report)]
             style = "red" if counts[0] else "yellow" if counts[1] else "green"
-            verdict = Text(r["verdict"].split(":")[0], style=style)
-            self.rows.append([path, Text(r["dialect"]), verdict, *(Text(str(n)) for n in counts)])
+            verdict = Text(c.report.verdict.split(":")[0], style=style)
+            self.rows.append([path, Text(c.report.analysis.dialect), verdict, *(Text(str(n)) for n in counts)])
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         head = [Text(h, style="bold") for h in self.HEAD]
@@ -298,7 +306,7 @@ class SummaryTable:
         return line
 
 
-def summary_table(results: list[dict[str, Any]]) -> SummaryTable:
+def summary_table(results: list[Checked]) -> SummaryTable:
     return SummaryTable(results)
 
 
@@ -310,8 +318,7 @@ def show(path: str, *, rechunk: RechunkSpec | None = None, dialect: str | None =
         checked = check_capture(stream, rechunk=rechunk, dialect=dialect, keep=False, observers=[*watchers, arrivals])
     console = _render.console()
     console.print(_render.show_view(checked.analysis, checked, arrivals))
-    report = report_json(checked, path)
     console.print()
-    console.print(verdict_view(report))
-    if report["findings"]:
-        console.print(findings_view(report["findings"]))
+    console.print(verdict_view(checked))
+    if checked.findings:
+        console.print(findings_view(checked.findings))

@@ -11,12 +11,13 @@ from rich.table import Table
 from rich.text import Text
 
 from .._analysis import Analysis, Observer, Timing
-from .._capture import Capture, Chunk, End
+from .._capture import Capture, Chunk
 from .._events import Event, Notice
 from .._format import STREAMING_HEADERS, nice_scale, seconds, tick_label, visible
 from .._format import size as _size
+from .._outcome import Outcome
 from ..checks import Report
-from ..report import bursts
+from ..checks.evidence import Bursts, Silence
 
 _SPARK = " ▁▂▃▄▅▆▇█"
 _SCALE_WIDTH = 10
@@ -127,13 +128,13 @@ def headers_table(capture: Capture) -> RenderableType | None:
     return Fields([], rows, style="cyan") if rows else None
 
 
-def silence_words(t: Timing, end: End | None) -> str:
+def silence_words(t: Timing, outcome: Outcome) -> str:
     """The longest silence, when it ended, and whether the stream ended after it."""
     if t.max_gap is None:
         return "-"
     words = f"{seconds(t.max_gap)} (to t={seconds(t.max_gap_at)}"
     if t.max_gap_final:
-        words += ", to the end" if end is None or end.kind == "complete" else ", before the cut"
+        words += ", before the cut" if outcome.connection_cut else ", to the end"
     return words + ")"
 
 
@@ -159,7 +160,7 @@ def timing_table(a: Analysis) -> RenderableType:
              ("first token", seconds(t.first_token)), ("total", seconds(t.total)),
              ("chunks", f"{t.chunks}{cut}"), ("bytes", size), ("events", f"{t.events} ({t.comments} comments)"),
              ("text events", text_events_words(t))]  # fmt: skip
-    wide = [("longest silence", silence_words(t, a.capture.end))]
+    wide = [("longest silence", silence_words(t, a.outcome))]
     return Fields([(k, Text(v)) for k, v in pairs], [(k, Text(v)) for k, v in wide])
 
 
@@ -236,8 +237,8 @@ class Timeline:
     def __init__(self, a: Analysis, report: Report | None, arrivals: Arrivals) -> None:
         self.a = a
         self.arrivals = arrivals
-        self.bursts = bursts(report) if report is not None else []
-        self.silences = [f.evidence for f in report.findings if f.code == "long-silence"] if report is not None else []
+        self.bursts = [b for _, found in report.evidence(Bursts) for b in found.bursts] if report is not None else []
+        self.silences = [gap for _, gap in report.evidence(Silence)] if report is not None else []
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         yield from self.lines(options.max_width)
@@ -251,7 +252,7 @@ class Timeline:
 
         buckets = self.arrivals.columns(n, total)
         top = max(buckets) or 1
-        held = {i for b in self.bursts for i in range(col(b["t"]), col(b["t"] + b["span_ms"] / 1000) + 1)}
+        held = {i for b in self.bursts for i in range(col(b.t), col(b.t + b.span_ms / 1000) + 1)}
         bars = Text.assemble(("│", "dim"))
         for i, size in enumerate(buckets):
             if size:
@@ -262,11 +263,11 @@ class Timeline:
         bars.append(f" {_size(top)}", style="dim")
         marks = [(" ", "")] * n
         for gap in self.silences:
-            for i in range(col(gap["from"]) + 1, col(gap["to"])):
+            for i in range(col(gap.start) + 1, col(gap.end)):
                 marks[i] = ("╌", "red")
         for b in self.bursts:
-            at = col(b["t"])
-            for i in range(col(b["t"] - b["silence_s"]), at):
+            at = col(b.t)
+            for i in range(col(b.t - b.silence_s), at):
                 marks[i] = ("─", "yellow")
             marks[at] = ("▲", "bold yellow")
         first = self.a.timing.first_token
@@ -308,12 +309,12 @@ class Timeline:
         """What the marks say, most important first, as many items as fit in `width`."""
         items = [Text.assemble(end, (f" {end_words}", "dim"))]
         if self.silences:
-            gap = max(self.silences, key=lambda g: g["gap_s"])
-            items.append(Text.assemble(("╌", "red"), (f" silent {gap['gap_s']:.1f} s", "dim")))
+            gap = max(self.silences, key=lambda g: g.gap_s)
+            items.append(Text.assemble(("╌", "red"), (f" silent {gap.gap_s:.1f} s", "dim")))
         if self.bursts:
-            big = max(self.bursts, key=lambda b: b["events"])
+            big = max(self.bursts, key=lambda b: b.events)
             more = f" (+{len(self.bursts) - 1} more bursts)" if len(self.bursts) > 1 else ""
-            held = f" {big['events']} events held {seconds(big['silence_s'])}{more}"
+            held = f" {big.events} events held {seconds(big.silence_s)}{more}"
             items.append(Text.assemble(("▲", "bold yellow"), (held, "dim")))
         first = self.a.timing.first_token
         if first is not None:
@@ -334,12 +335,12 @@ def outcome(a: Analysis) -> Text:
     """One line on how the stream ended: the marker, the finish reason, the recording's end."""
     ans = a.answer
     line = Text()
-    if ans.errors:
-        line.append("✘ ERRORED ", style="bold red")
-    elif ans.complete is False:
-        line.append("✘ NO END MARKER ", style="bold red")
-    elif ans.complete:
-        line.append("✔ COMPLETE ", style="bold green")
+    state = a.outcome.state
+    if state in ("errored", "no-end-marker"):
+        line.append(f"✘ {a.outcome.words} ", style="bold red")
+    elif state == "complete":
+        line.append(f"✔ {a.outcome.words} ", style="bold green")
+    # (a dialect without an end marker says nothing here: the recording's end, below, tells)
     line.append(f"{ans.dialect}", style="bold")
     if ans.model:
         line.append(" · ")

@@ -7,10 +7,9 @@ from pathlib import Path
 
 import click
 
-from .._analysis import analyze
 from .._loading import load_capture
 from .._rechunk import RechunkSpec
-from ..checks import Thresholds, parse_threshold, run_checks
+from ..checks import Thresholds, check_capture, parse_threshold
 from ..report import html_report
 from . import _render
 from ._check import expand
@@ -42,7 +41,7 @@ def report(captures: tuple[str, ...], output: str, title: str, threshold_texts: 
     thresholds = Thresholds()
     for text in threshold_texts:
         thresholds = parse_threshold(thresholds, text)
-    checked = [run_checks(analyze(load_capture(p), dialect=dialect, rechunk=rechunk), thresholds=thresholds)
+    checked = [check_capture(load_capture(p), dialect=dialect, rechunk=rechunk, thresholds=thresholds)
                for p in expand(captures)]  # fmt: skip
     page = html_report(checked, title=title)
     if output == "-":

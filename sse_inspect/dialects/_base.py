@@ -214,6 +214,12 @@ class Dialect(ABC):
     """The marker this dialect ends a stream with, as text for people (None: it has none)."""
     reader: ClassVar[type[Reader]]
     """The `Reader` of one stream in this grammar: `dialect.reader()` makes a new one; `feed` it the events in order."""
+    sends_done: ClassVar[bool] = False
+    """Whether this API's servers end a stream with a `data: [DONE]` sentinel (a `[DONE]` in a stream
+    of an API that sends none was added on the way, and its clients crash on it)."""
+    end_closes_stream: ClassVar[bool] = True
+    """Whether the end marker ends the stream, so that an event after it is a fault (False where the
+    "end marker" is a field of an ordinary event, as Gemini's `finishReason`, or there is none)."""
 
     @classmethod
     @abstractmethod

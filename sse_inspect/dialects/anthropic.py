@@ -89,6 +89,8 @@ class Anthropic(Dialect):
     name = "anthropic"
     title = "Anthropic Messages"
     end_marker = "event: message_stop"
+    sends_done = False
+    end_closes_stream = True
     reader = _MessagesReader
 
     @classmethod

@@ -85,6 +85,8 @@ class Cohere(Dialect):
     name = "cohere"
     title = "Cohere Chat v2"
     end_marker = "event: message-end"
+    sends_done = False
+    end_closes_stream = True
     reader = _CohereReader
 
     @classmethod

@@ -67,6 +67,8 @@ class Gemini(Dialect):
     name = "gemini"
     title = "Google Gemini"
     end_marker = "finishReason"
+    sends_done = False
+    end_closes_stream = False
     reader = _GeminiReader
 
     @classmethod

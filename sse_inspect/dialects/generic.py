@@ -48,6 +48,8 @@ class Generic(Dialect):
     name = "generic"
     title = "Generic event stream"
     end_marker = None
+    sends_done = True
+    end_closes_stream = False
     reader = _GenericReader
 
     @classmethod

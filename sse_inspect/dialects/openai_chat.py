@@ -122,6 +122,8 @@ class OpenAIChat(Dialect):
     name = "openai-chat"
     title = "OpenAI Chat Completions"
     end_marker = "data: [DONE]"
+    sends_done = True
+    end_closes_stream = True
     reader = _ChatReader
 
     @classmethod

@@ -112,6 +112,8 @@ class OpenAIResponses(Dialect):
     name = "openai-responses"
     title = "OpenAI Responses"
     end_marker = "event: response.completed/incomplete/failed"
+    sends_done = False
+    end_closes_stream = True
     reader = _ResponsesReader
 
     @classmethod

@@ -10,6 +10,7 @@ import pytest
 
 from sse_inspect import Capture, Chunk, End, Request, analyze, parse_capture
 from sse_inspect.checks import CODES, Finding, Severity, check_capture, run_checks
+from sse_inspect.checks.evidence import ErrorEvent
 
 from . import timelines as T
 
@@ -277,7 +278,7 @@ def test_severities_are_the_registered_ones() -> None:
 def test_findings_point_at_the_event() -> None:
     [err] = [f for f in findings(T.paced(OA[:5] + [OPENAI_ERROR] + OA[-1:])) if f.code == "error-event"]
     assert (err.event_index, err.offset, err.t) == (5, len(b"".join(OA[:5])), pytest.approx(T.TTFT + 5 * T.EVERY))
-    assert err.evidence == {"code": "server_error", "type": "server_error"}
+    assert err.evidence == ErrorEvent(code="server_error", type="server_error")
 
 
 def test_findings_are_worst_first() -> None:

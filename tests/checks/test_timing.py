@@ -83,8 +83,8 @@ def test_one_burst_after_a_silence() -> None:
     assert burst.severity == Severity.WARNING
     assert burst.t == release
     assert f"40 text events held 2.000 s and released in 3 ms at t={release:.3f} s" in burst.message
-    assert burst.evidence["events_held"] == 40
-    assert [b["events"] for b in burst.evidence["bursts"]] == [40]
+    assert burst.evidence.events_held == 40
+    assert [b.events for b in burst.evidence.bursts] == [40]
     assert {f.code for f in report.findings} & TIMING == {"buffering-burst"}
     assert report.verdict == f"BUFFERED: {burst.message}"
 
@@ -93,11 +93,11 @@ def test_nginx_fixed_size_buffer() -> None:
     capture = T.nginx_4k_buffer()
     report = check(capture)
     flush = only(report, "fixed-size-flush")
-    assert flush.evidence["size"] == 4096
-    assert flush.evidence["chunks"] == len(capture.chunks) - 1 == flush.evidence["cut_inside_event"]
+    assert flush.evidence.size == 4096
+    assert flush.evidence.chunks == len(capture.chunks) - 1 == flush.evidence.cut_inside_event
     burst = only(report, "buffering-burst")
-    assert len(burst.evidence["bursts"]) >= 3
-    assert f"{len(burst.evidence['bursts'])} bursts released" in burst.message
+    assert len(burst.evidence.bursts) >= 3
+    assert f"{len(burst.evidence.bursts)} bursts released" in burst.message
     assert report.verdict.startswith("BUFFERED: ")
 
 
@@ -105,7 +105,7 @@ def test_everything_in_one_flush() -> None:
     report = check(T.close_delimited_through_nginx(n=120, hold=3.0))
     single = only(report, "single-flush")
     assert "119 of 119 text events" in single.message and "after 3.000 s of silence" in single.message
-    assert single.evidence["held_s"] == pytest.approx(3.0)
+    assert single.evidence.held_s == pytest.approx(3.0)
     assert "119 text events held 3.000 s" in only(report, "buffering-burst").message
     assert report.verdict == f"BUFFERED: {single.message}"
 
@@ -113,7 +113,7 @@ def test_everything_in_one_flush() -> None:
 def test_a_long_gap_without_bytes() -> None:
     report = check(T.silent_gap(gap=45.0))
     silence = only(report, "long-silence")
-    assert silence.evidence["gap_s"] == pytest.approx(45.0)
+    assert silence.evidence.gap_s == pytest.approx(45.0)
     assert silence.t == pytest.approx(0.4 + 19 * 0.03 + 45.0)
     assert report.verdict.startswith("AT RISK: no byte for 45.0 s")
 
@@ -122,7 +122,7 @@ def test_keepalives_bridge_the_gap() -> None:
     report = check(T.silent_gap(gap=45.0, keepalive_every=10.0))
     assert "long-silence" not in {f.code for f in report.findings}
     beats = only(report, "heartbeats")
-    assert (beats.severity, beats.evidence["comments"]) == (Severity.INFO, 4)
+    assert (beats.severity, beats.evidence.comments) == (Severity.INFO, 4)
 
 
 def test_a_higher_burst_threshold_drops_the_burst() -> None:
@@ -208,8 +208,8 @@ def test_periodic_flushes_are_found_after_a_thinking_pause(pause: float) -> None
     flushes. (The flush right after the pause is silent for 25 s: from the client's side no tool can
     tell the model's thinking from a hop's hold, so only the others are bound to 0.6 s.)"""
     burst = only(check(T.flush_timer(period=0.6, pause=pause)), "buffering-burst")
-    assert len(burst.evidence["bursts"]) >= 10
-    assert sum(b["silence_s"] < 1.0 for b in burst.evidence["bursts"]) >= len(burst.evidence["bursts"]) - 1
+    assert len(burst.evidence.bursts) >= 10
+    assert sum(b.silence_s < 1.0 for b in burst.evidence.bursts) >= len(burst.evidence.bursts) - 1
     assert "held 0.6" in burst.message, "the message describes a typical hold, not the pause"
 
 
@@ -230,7 +230,7 @@ def test_the_silence_before_a_cut_is_the_longest() -> None:
     assert timing.max_gap == pytest.approx(60.0) and timing.max_gap_at == pytest.approx(last + 60.0)
     assert timing.max_gap_final and timing.end_silence == (last, pytest.approx(last + 60.0))
     silence = only(check(capture), "long-silence")  # the check counts the same silence
-    assert silence.evidence["gap_s"] == pytest.approx(timing.max_gap) and silence.evidence["final"] is True
+    assert silence.evidence.gap_s == pytest.approx(timing.max_gap) and silence.evidence.final is True
     assert "no byte for 60.0 s before the cut (" in silence.message
 
 
@@ -247,7 +247,7 @@ def test_a_short_wait_for_the_end_is_not_the_longest_silence() -> None:
     assert not timing.max_gap_final and timing.end_silence is not None
     gap = analyze(T.silent_gap(gap=45.0)).timing
     assert gap.max_gap == pytest.approx(45.0) and not gap.max_gap_final  # a silence mid-stream stays mid-stream
-    assert only(check(T.silent_gap(gap=45.0)), "long-silence").evidence["final"] is False
+    assert only(check(T.silent_gap(gap=45.0)), "long-silence").evidence.final is False
 
 
 def test_a_recording_without_an_end_time_has_no_final_silence() -> None:
@@ -267,7 +267,7 @@ def test_a_stream_all_in_one_release_has_no_pace_and_says_so() -> None:
 def test_a_paced_stream_names_its_pace_in_the_rule() -> None:
     report = check(T.burst_after_silence())
     burst = only(report, "buffering-burst")
-    pace = burst.evidence["pace_ms"]
+    pace = burst.evidence.pace_ms
     assert pace > 0 and f"4x the stream's pace (its usual gap between text events, {pace:.1f} ms)" in burst.message
 
 

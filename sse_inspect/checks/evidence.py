@@ -1,0 +1,188 @@
+"""The numbers behind a finding's message, one frozen value per kind (`Finding.evidence`).
+
+Views read them as attributes (`report.evidence(Bursts)`); `--json` writes `to_json()`, whose keys
+are the field names in field order (a field may name its key: `from` is a Python keyword), so the
+JSON is made in one place, at the edge.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "Burst",
+    "Bursts",
+    "Bytes",
+    "Comments",
+    "Encoding",
+    "EndMissing",
+    "ErrorEvent",
+    "Evidence",
+    "FixedSizeFlush",
+    "InvalidEvents",
+    "Leak",
+    "Leaks",
+    "LineEnds",
+    "Lines",
+    "Silence",
+    "SingleFlush",
+    "Status",
+]
+
+
+def _json(value: Any) -> Any:
+    if isinstance(value, Evidence):
+        return value.to_json()
+    if isinstance(value, tuple):
+        return [_json(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """Base of the evidence values: `to_json()` is the dict `--json` prints."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {f.metadata.get("json", f.name): _json(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+
+@dataclass(frozen=True, slots=True)
+class Bytes(Evidence):
+    """`incomplete-event`: the bytes after the last blank line."""
+
+    bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class Lines(Evidence):
+    """`invalid-utf8`, `ignored-fields`: how many lines."""
+
+    lines: int
+
+
+@dataclass(frozen=True, slots=True)
+class Comments(Evidence):
+    """`heartbeats`: how many comment lines."""
+
+    comments: int
+
+
+@dataclass(frozen=True, slots=True)
+class LineEnds(Evidence):
+    """`cr-line-endings`: lines ended by LF, CRLF and a lone CR."""
+
+    lf: int
+    crlf: int
+    cr: int
+
+
+@dataclass(frozen=True, slots=True)
+class Encoding(Evidence):
+    """`utf-16`: the encoding the body looks like; `compressed-stream`: the Content-Encoding."""
+
+    encoding: str
+
+
+@dataclass(frozen=True, slots=True)
+class Status(Evidence):
+    """`http-error`: the response's status."""
+
+    status: int
+
+
+@dataclass(frozen=True, slots=True)
+class Leak(Evidence):
+    """One secret: where (a header, the response body), what kind, at which body byte."""
+
+    where: str
+    kind: str
+    offset: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Leaks(Evidence):
+    """`secret-in-capture`: the secrets found (the first 100)."""
+
+    leaks: tuple[Leak, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class EndMissing(Evidence):
+    """`missing-end-marker`: the recording's end (None: no end line) and the model's finish reason."""
+
+    end: str | None
+    finish_reason: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class InvalidEvents(Evidence):
+    """`invalid-json`: the indices of the events whose data is not JSON (the first 20)."""
+
+    events: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorEvent(Evidence):
+    """`error-event`: the in-band error's code and type, as the server sent them."""
+
+    code: str | None
+    type: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class SingleFlush(Evidence):
+    """`single-flush`: the release that brought (nearly) the whole answer."""
+
+    events: int
+    bytes: int
+    held_s: float
+    """The silence before it, in seconds (rounded to the µs)."""
+    t: float
+    """When it began."""
+
+
+@dataclass(frozen=True, slots=True)
+class Burst(Evidence):
+    """One release judged a buffering burst."""
+
+    t: float
+    """When it began."""
+    events: int
+    """Text events it brought."""
+    bytes: int
+    silence_s: float
+    """The silence before it, in seconds (rounded to the µs)."""
+    span_ms: float
+    """From its first chunk to its last, in milliseconds (rounded to the µs)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Bursts(Evidence):
+    """`buffering-burst`: every burst, how many text events they held, and the stream's pace."""
+
+    bursts: tuple[Burst, ...]
+    events_held: int
+    pace_ms: float
+
+
+@dataclass(frozen=True, slots=True)
+class FixedSizeFlush(Evidence):
+    """`fixed-size-flush`: the size, how many chunks had it, how many of them were cut inside an event
+    (None: the chunks seen are not the body's, so that cannot be told)."""
+
+    size: int
+    chunks: int
+    cut_inside_event: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Silence(Evidence):
+    """`long-silence`: a time without a byte, from `start` to `end` (seconds since the request)."""
+
+    gap_s: float
+    start: float = field(metadata={"json": "from"})
+    end: float = field(metadata={"json": "to"})
+    final: bool
+    """Whether the stream ended (or was cut) after it."""
