@@ -33,7 +33,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("secrets", ("_secrets",)),
     ("other formats and recording", ("interop", "interop.*", "recorder")),
     ("loading", ("_loading",)),
-    ("analysis", ("_analysis", "_diff")),
+    ("analysis", ("_outcome", "_analysis", "_diff")),
     ("checks and report", ("checks", "checks.*", "report")),
     ("front", ("",)),
     ("edges", ("__main__", "cli", "cli.*", "mitm_addon", "mitm_view", "proxy", "fetch", "server",
