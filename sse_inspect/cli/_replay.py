@@ -1,4 +1,5 @@
-"""`sse-inspect replay` (in the terminal, as the user saw it) and `sse-inspect serve` (over HTTP)."""
+"""`sse-inspect replay` (in the terminal, as the user saw it) and `sse-inspect serve` (over HTTP): views
+of the core's `Playback` steps, kept to time by its `Pacing` rule (the sleeping is done here)."""
 
 from __future__ import annotations
 
@@ -39,8 +40,11 @@ class Pace:
 
     def __init__(self, speed: float | None) -> None:
         self.pacing = Pacing(speed)
-        self.speed = speed
         self.start = time.monotonic()
+
+    @property
+    def speed(self) -> float | None:
+        return self.pacing.speed
 
     def wait(self, t: float | None, most: float | None = None) -> None:
         """Sleep until recorded time `t` (at most `most` seconds of it)."""
