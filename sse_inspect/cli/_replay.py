@@ -162,7 +162,7 @@ def _replay_live(playback: Playback, total: int, pace: Pace, console: Console) -
                 live.update(view(t, step, t - last_t), refresh=True)
                 last_draw = now
             last_t = t
-        end = playback.capture.end
+        end = step.end  # the last step says how the stream ended
         end_t = end.t if end is not None else None
         if pace.speed and end_t is not None:  # the silence up to the end: the gap grows as it did
             while (at := pace.now(end_t)) < end_t:
