@@ -32,6 +32,7 @@ from urllib.parse import urlsplit
 import h11
 
 from ._capture import Capture, Chunk, abrupt_end
+from ._playback import Pacing
 from ._rechunk import RechunkSpec, replay_chunks
 
 __all__ = ["HOP_BY_HOP", "ReplayServer", "ReplayServerThread"]
@@ -168,9 +169,8 @@ class ReplayServer:
         return True
 
     async def _wait(self, arrived: float, t: float | None) -> None:
-        if not self.speed or t is None:
-            return
-        delay = arrived + t / self.speed - asyncio.get_running_loop().time()
+        """Until recorded time `t` of a replay that started when its request `arrived`, as `Pacing` says."""
+        delay = Pacing(self.speed).delay(t, asyncio.get_running_loop().time() - arrived)
         if delay > 0:
             await asyncio.sleep(delay)
 

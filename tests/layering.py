@@ -34,6 +34,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("other formats and recording", ("interop", "interop.*", "recorder")),
     ("loading", ("_loading",)),
     ("analysis", ("_outcome", "_analysis", "_diff")),
+    ("playback", ("_playback",)),
     ("checks and report", ("checks", "checks.*", "report")),
     ("front", ("",)),
     ("edges", ("__main__", "cli", "cli.*", "mitm_addon", "mitm_view", "proxy", "fetch", "server",

@@ -1,4 +1,5 @@
-"""`sse-inspect replay` (in the terminal, as the user saw it) and `sse-inspect serve` (over HTTP)."""
+"""`sse-inspect replay` (in the terminal, as the user saw it) and `sse-inspect serve` (over HTTP): views
+of the core's `Playback` steps, kept to time by its `Pacing` rule (the sleeping is done here)."""
 
 from __future__ import annotations
 
@@ -15,20 +16,19 @@ from rich.live import Live
 from rich.panel import Panel
 from rich.text import Text
 
-from .._analysis import Analysis, analyze
-from .._capture import Chunk, End
+from .._analysis import analyze
+from .._capture import End
 from .._events import Event
 from .._loading import load_capture
-from .._parser import EventStreamParser
+from .._playback import Pacing, Playback, Step
 from .._rechunk import RechunkSpec
-from ..dialects import get_dialect
 from . import _render
 from ._params import capture_argument, captures_argument, dialect_option, input_errors, rechunk_option
 
 __all__ = ["replay", "serve"]
 
 REFRESH_S = 0.05
-"""How often the live view redraws at most: rebuilding the answer costs time on long streams."""
+"""How often the live view redraws at most: building the answer to draw costs time on long streams."""
 
 speed_option = click.option("--speed", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
                             help="1 = original timing, 10 = ten times faster, 0.5 = half speed.")  # fmt: skip
@@ -36,17 +36,20 @@ instant_option = click.option("--instant", is_flag=True, help="No waiting: as fa
 
 
 class Pace:
-    """The replay's clock: recorded time `t` comes at `t / speed` seconds after the start (None: at once)."""
+    """The replay's clock: the core's `Pacing` (recorded time `t` at `t / speed` s after the start;
+    None: at once) kept by sleeping."""
 
     def __init__(self, speed: float | None) -> None:
-        self.speed = speed
+        self.pacing = Pacing(speed)
         self.start = time.monotonic()
+
+    @property
+    def speed(self) -> float | None:
+        return self.pacing.speed
 
     def wait(self, t: float | None, most: float | None = None) -> None:
         """Sleep until recorded time `t` (at most `most` seconds of it)."""
-        if not self.speed or t is None:
-            return
-        delay = self.start + t / self.speed - time.monotonic()
+        delay = self.pacing.delay(t, time.monotonic() - self.start)
         if most is not None:
             delay = min(delay, most)
         if delay > 0:
@@ -54,19 +57,13 @@ class Pace:
 
     def now(self, t: float) -> float:
         """The recorded time the replay is at (`t` when it does not wait)."""
-        return (time.monotonic() - self.start) * self.speed if self.speed else t
+        return self.pacing.position(time.monotonic() - self.start, t)
 
-    def timed(self, chunks: tuple[Chunk, ...]) -> Iterator[tuple[float, Chunk]]:
-        """Yield (t, chunk) at each chunk's time."""
-        for chunk in chunks:
-            t = chunk.t or 0.0
-            self.wait(t)
-            yield t, chunk
-
-
-def timed(chunks: tuple[Chunk, ...], speed: float | None) -> Iterator[tuple[float, Chunk]]:
-    """Yield (t, chunk) at each chunk's time divided by `speed` (None: at once)."""
-    return Pace(speed).timed(chunks)
+    def steps(self, playback: Playback) -> Iterator[Step]:
+        """Each step at its time: the last one (the end) when the stream ended, the silence before a cut included."""
+        for step in playback:
+            self.wait(step.t)
+            yield step
 
 
 def ending(end: End | None) -> str | None:
@@ -102,99 +99,78 @@ def replay(capture: str, speed: float, instant: bool, rechunk: RechunkSpec | Non
     included), then a line on stderr says how it ended. replay plays, `check` judges: it exits 0
     however the recording ended.
     """
-    analysis = analyze(load_capture(capture), rechunk=rechunk, dialect=dialect)
-    pace = Pace(None if instant or not analysis.capture.timed else speed)
+    loaded = load_capture(capture)
+    playback = Playback(loaded, rechunk=rechunk, dialect=dialect)
     console = _render.console()
+    live = not (raw or show_events) and console.is_terminal
+    # the live view's status line counts the events out of all of them: a parse-only pass counts them
+    total = analyze(loaded, rechunk=rechunk, keep=False, rebuild=False).timing.events if live else 0
+    pace = Pace(None if instant or not loaded.timed else speed)
     if raw or show_events:
-        _replay_lines(analysis, pace, console, raw=raw)
-    elif console.is_terminal:
-        _replay_live(analysis, pace, console)
+        _replay_lines(playback, pace, console, raw=raw)
+    elif live:
+        _replay_live(playback, total, pace, console)
     else:
-        _replay_plain(analysis, pace)
-    note = ending(analysis.capture.end)
+        _replay_plain(playback, pace)
+    note = ending(loaded.end)
     if note is not None:
         _render.console(stderr=True).print(_render.safe(note, newlines=False, style="bold red"))
 
 
-def _end_t(analysis: Analysis) -> float | None:
-    end = analysis.capture.end
-    return end.t if end is not None else None
-
-
-def _replay_lines(analysis: Analysis, pace: Pace, console: Console, *, raw: bool) -> None:
-    parser = EventStreamParser()
-    for t, chunk in pace.timed(analysis.chunks):
+def _replay_lines(playback: Playback, pace: Pace, console: Console, *, raw: bool) -> None:
+    for step in pace.steps(playback):
+        t = step.t or 0.0
         if raw:
-            line = Text(f"{t:9.3f} s  {len(chunk.data):6d} B  ", style="dim")
-            line.append_text(_render.safe(chunk.data.decode("utf-8", "replace"), newlines=False))
-            console.print(line, soft_wrap=True)
+            if step.chunk is not None:
+                line = Text(f"{t:9.3f} s  {len(step.chunk.data):6d} B  ", style="dim")
+                line.append_text(_render.safe(step.chunk.data.decode("utf-8", "replace"), newlines=False))
+                console.print(line, soft_wrap=True)
             continue
-        for item in parser.feed(chunk.data, t):
+        for item in step.items:
             if isinstance(item, Event):
                 line = Text(f"{t:9.3f} s  #{item.index:<4} ", style="dim")
                 line.append(f"{item.type} ", style="cyan")
                 line.append_text(_render.safe(item.data, newlines=False))
                 console.print(line, soft_wrap=True)
-    pace.wait(_end_t(analysis))
 
 
-def _progress(analysis: Analysis, pace: Pace) -> Iterator[tuple[float, list[Event], int]]:
-    """(t, events so far, bytes so far) after each chunk."""
-    parser = EventStreamParser()
-    events: list[Event] = []
-    size = 0
-    for t, chunk in pace.timed(analysis.chunks):
-        size += len(chunk.data)
-        events += [x for x in parser.feed(chunk.data, t) if isinstance(x, Event)]
-        yield t, events, size
-
-
-def _replay_plain(analysis: Analysis, pace: Pace) -> None:
-    rebuild = get_dialect(analysis.dialect).rebuild
-    shown = ""
-    for _, events, _ in _progress(analysis, pace):
-        text = rebuild(events).text
-        if text.startswith(shown):
-            sys.stdout.write(text[len(shown) :])
-        else:
-            sys.stdout.write("\n" + text)
+def _replay_plain(playback: Playback, pace: Pace) -> None:
+    for step in pace.steps(playback):
+        sys.stdout.write("\n" + step.text if step.restarted else step.text)
         sys.stdout.flush()
-        shown = text
-    pace.wait(_end_t(analysis))
     sys.stdout.write("\n")
     sys.stdout.flush()
 
 
-def _replay_live(analysis: Analysis, pace: Pace, console: Console) -> None:
-    rebuild = get_dialect(analysis.dialect).rebuild
-    last_t = last_draw = 0.0
-    total = len(analysis.events)
-
-    def view(t: float, events: list[Event], size: int, gap: float, end: str = "") -> Group:
-        answer = rebuild(events)
+def _replay_live(playback: Playback, total: int, pace: Pace, console: Console) -> None:
+    def view(t: float, step: Step, gap: float, end: str = "") -> Group:
+        answer = playback.answer()
         body = answer.text or answer.reasoning or "\n".join(f"{c.name}({c.arguments})" for c in answer.tool_calls)
         tail = "\n".join(body.splitlines()[-(max(console.height - 6, 3)) :])
-        status = (f"t={t:.3f} s · {len(events)}/{total} events · {size} B · gap {gap * 1000:.0f} ms · "
-                  f"{analysis.dialect}{end}")  # fmt: skip
+        status = (f"t={t:.3f} s · {step.events}/{total} events · {step.bytes} B · gap {gap * 1000:.0f} ms · "
+                  f"{playback.dialect.name}{end}")  # fmt: skip
         return Group(Panel(_render.safe(tail), title="answer", title_align="left"), Text(status, style="dim"))
 
     with Live(console=console, auto_refresh=False, transient=False) as live:
-        state: tuple[float, list[Event], int] = (0.0, [], 0)
-        for t, events, size in _progress(analysis, pace):
-            state = (t, events, size)
+        t = last_t = last_draw = 0.0
+        for step in playback:
+            if step.chunk is None:  # the end: its silence is drawn below
+                break
+            pace.wait(step.t)
+            t = step.t or 0.0
             now = time.monotonic()
             if now - last_draw >= REFRESH_S:
-                live.update(view(t, events, size, t - last_t), refresh=True)
+                live.update(view(t, step, t - last_t), refresh=True)
                 last_draw = now
             last_t = t
-        end_t = _end_t(analysis)
+        end = step.end  # the last step says how the stream ended
+        end_t = end.t if end is not None else None
         if pace.speed and end_t is not None:  # the silence up to the end: the gap grows as it did
             while (at := pace.now(end_t)) < end_t:
-                live.update(view(at, state[1], state[2], at - last_t), refresh=True)
+                live.update(view(at, step, at - last_t), refresh=True)
                 pace.wait(end_t, most=REFRESH_S)
-        end = analysis.capture.end
-        final = end_t if end_t is not None and pace.speed else state[0]
-        live.update(view(final, state[1], state[2], final - last_t if end_t is not None else 0.0,
+        final = end_t if end_t is not None and pace.speed else t
+        live.update(view(final, step, final - last_t if end_t is not None else 0.0,
                          f" · {end.kind}" if end is not None else " · no end line"), refresh=True)  # fmt: skip
 
 

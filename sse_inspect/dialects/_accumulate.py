@@ -8,6 +8,7 @@ a grammar reads a malformed payload without a guard at every step.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Hashable
 from typing import Any
@@ -38,21 +39,41 @@ class Channel:
     """Streamed text pieces, joined a thousand at a time as they pile up: a million one-token
     strings would take ten times the memory of their text."""
 
-    __slots__ = ("_joined", "_pieces")
+    __slots__ = ("_joined", "_pieces", "_size")
 
     def __init__(self) -> None:
         self._joined: list[str] = []
         self._pieces: list[str] = []
+        self._size = 0
 
     def append(self, piece: str) -> None:
         pieces = self._pieces
         pieces.append(piece)
+        self._size += len(piece)
         if len(pieces) == 1024:
             self._joined.append("".join(pieces))
             pieces.clear()
 
     def __bool__(self) -> bool:
         return bool(self._pieces or self._joined)
+
+    def __len__(self) -> int:
+        """Characters so far."""
+        return self._size
+
+    def since(self, start: int) -> str:
+        """The text after its first `start` characters, gathered from the end: it costs the length of
+        that text, not of the whole channel (a replay asks after every chunk)."""
+        wanted = self._size - start
+        if wanted <= 0:
+            return ""
+        parts: list[str] = []
+        for part in itertools.chain(reversed(self._pieces), reversed(self._joined)):
+            parts.append(part)
+            wanted -= len(part)
+            if wanted <= 0:
+                break
+        return "".join(reversed(parts))[start - self._size :]
 
     def __str__(self) -> str:
         return "".join(self._joined) + "".join(self._pieces)

@@ -109,6 +109,10 @@ class Reader(ABC):
             state = self._choices[index] = ChoiceState()
         return state
 
+    def first_choice(self) -> ChoiceState | None:
+        """The choice `answer()` lists first (the lowest index), as read so far; None before any."""
+        return self._choices[min(self._choices)] if self._choices else None
+
     def add(self, channel: Channel, piece: object) -> bool:
         """Append a non-empty text piece to a channel and mark the current event as carrying output;
         whether it was one."""

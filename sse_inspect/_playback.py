@@ -1,0 +1,172 @@
+"""A capture played back chunk by chunk, without I/O, and the one pacing rule every replay keeps.
+
+    playback = Playback(load_capture("captures/openai-chat-text.jsonl"))
+    for step in playback:              # one step a chunk, then one for the end
+        print(step.text, end="")       # the answer text that chunk added
+    playback.answer()                  # the answer so far: here, all of it
+
+Each step says when its chunk was recorded, the chunk, what it parsed to (events, comments,
+notices) and what it added to the answer; the last step says how the stream ended. Each event is
+parsed once and read by the dialect's reader once, so a replay costs what one analysis does however
+long the stream. Nothing here waits: `Pacing` says when a recorded moment plays, and the caller
+sleeps (`sse-inspect replay`) or awaits (`sse-inspect serve`).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from ._analysis import DETECT_EVENTS
+from ._decoding import body_chunks
+from ._capture import Capture, Chunk, End
+from ._events import Comment, Event, Notice
+from ._parser import EventStreamParser
+from ._rechunk import RechunkSpec
+from ._rechunk import rechunk as recut
+from .dialects import Answer, Dialect, detect_dialect, get_dialect
+from .dialects._accumulate import ChoiceState
+from .dialects._base import TEXT
+
+__all__ = ["Pacing", "Playback", "Step"]
+
+Item = Event | Comment | Notice
+_Parsed = tuple[Chunk | None, list[Item]]
+"""A chunk and what it parsed to; (None, what came at the end of the body) last."""
+
+
+@dataclass(frozen=True, slots=True)
+class Pacing:
+    """When a replay plays each recorded moment: recorded time `t` plays `t / speed` seconds after the
+    replay started (1 = as recorded, 10 = ten times faster); with no speed (None or 0), or for a
+    moment with no recorded time, at once."""
+
+    speed: float | None
+
+    def delay(self, t: float | None, elapsed: float) -> float:
+        """Seconds to wait, `elapsed` seconds after the start, before recorded time `t` plays (0: now)."""
+        if not self.speed or t is None:
+            return 0.0
+        return max(t / self.speed - elapsed, 0.0)
+
+    def position(self, elapsed: float, t: float) -> float:
+        """The recorded time the replay is at, `elapsed` seconds after its start; `t` (where it has
+        got to) when it does not wait."""
+        return elapsed * self.speed if self.speed else t
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """What one chunk brought to a replay; the last step (`chunk` None) is the end of the stream."""
+
+    t: float | None
+    """When the chunk arrived (seconds since the request; None: untimed). The last step's: when the
+    stream ended, or when its last chunk arrived if the recording does not say."""
+    chunk: Chunk | None
+    """The body chunk as parsed (content-decoded, re-cut if asked); None: the end of the stream."""
+    items: tuple[Item, ...]
+    """The events, comments and notices the chunk completed, in order."""
+    text: str
+    """What the answer's text (its first choice's) gained, or all of it when `restarted`."""
+    restarted: bool
+    """The text does not go on from the text before: a choice with a lower index came, and its text
+    (`text`) is now the answer's first (a rare server's `n > 1` order)."""
+    events: int
+    """Events so far, this step's included."""
+    bytes: int
+    """Body bytes so far, this step's included."""
+    end: End | None = None
+    """On the last step, how the recording says the stream ended (None: it does not say: no end line)."""
+
+
+class Playback:
+    """One replay of a capture: iterate it once for its `Step`s; `answer()` is the answer so far.
+
+    The body is content-decoded and re-cut (`rechunk`) as `analyze` does it, so the steps' chunks
+    are the analysis's. Unless `dialect` names one, the dialect is told from the first events, as
+    `analyze` tells it: the constructor reads ahead as far as those events (DETECT_EVENTS), no further.
+    """
+
+    def __init__(self, capture: Capture, *, rechunk: RechunkSpec | None = None, dialect: str | None = None) -> None:
+        self.capture = capture
+        notices: list[Notice] = []  # the body's decoding problems: they come with the end
+        chunks: Iterable[Chunk] = body_chunks(capture, notices)
+        if rechunk is not None:  # a re-cut needs the body whole; each new chunk comes when its last byte did
+            chunks = recut(list(chunks), rechunk)
+        self._parsed = _parse(chunks, notices)
+        ahead: list[_Parsed] = []
+        if dialect is None:
+            ahead = _read_ahead(self._parsed, DETECT_EVENTS)
+            first = [x for _, items in ahead for x in items if isinstance(x, Event)][:DETECT_EVENTS]
+            self.dialect: Dialect = detect_dialect(first, capture.request.url if capture.request else None)
+        else:
+            self.dialect = get_dialect(dialect)
+        self._ahead = ahead
+        self._reader = self.dialect.reader()
+        self._text_events: list[int] = []
+        self._choice: ChoiceState | None = None  # the first choice, as far as the steps have shown it
+        self._shown = 0  # how much of its text they have shown
+
+    def answer(self) -> Answer:
+        """The answer from the events read so far (all of them once the last step is taken). It is
+        built when asked: it costs the length of the answer, so a view asks when it redraws."""
+        return self._reader.answer(self.dialect, tuple(self._text_events))
+
+    def __iter__(self) -> Iterator[Step]:
+        """The steps: one a chunk, then the end. One pass: a second iteration yields nothing."""
+        read, text_events = self._reader.feed, self._text_events
+        events = size = 0
+        last_t: float | None = None
+        ahead, self._ahead = self._ahead, []
+        for chunk, items in itertools.chain(ahead, self._parsed):
+            for item in items:
+                if isinstance(item, Event):
+                    events += 1
+                    if read(item) & TEXT:
+                        text_events.append(item.index)
+            text, restarted = self._new_text()
+            if chunk is None:
+                end = self.capture.end
+                t = end.t if end is not None and end.t is not None else last_t
+                yield Step(t, None, tuple(items), text, restarted, events, size, end)
+                return
+            size += len(chunk.data)
+            last_t = chunk.t
+            yield Step(chunk.t, chunk, tuple(items), text, restarted, events, size)
+
+    def _new_text(self) -> tuple[str, bool]:
+        """What the first choice's text gained since the last call (restarted: all of a new first choice's)."""
+        choice = self._reader.first_choice()
+        if choice is None:
+            return "", False
+        if choice is self._choice:
+            new = choice.text.since(self._shown)
+            self._shown += len(new)
+            return new, False
+        before = str(self._choice.text)[: self._shown] if self._choice is not None else ""
+        text = str(choice.text)
+        self._choice, self._shown = choice, len(text)
+        if text.startswith(before):
+            return text[len(before) :], False
+        return text, True
+
+
+def _parse(chunks: Iterable[Chunk], notices: list[Notice]) -> Iterator[_Parsed]:
+    """Each chunk with what it parsed to; then (None, the `notices` and what the parser's close gives)."""
+    parser = EventStreamParser()
+    for chunk in chunks:
+        yield chunk, parser.feed(chunk.data, chunk.t)
+    yield None, [*notices, *parser.close()]
+
+
+def _read_ahead(parsed: Iterator[_Parsed], events: int) -> list[_Parsed]:
+    """The first parsed chunks, up to the one that brings the count of events to `events` (or the end)."""
+    ahead: list[_Parsed] = []
+    seen = 0
+    for chunk, items in parsed:
+        ahead.append((chunk, items))
+        seen += sum(isinstance(x, Event) for x in items)
+        if seen >= events or chunk is None:
+            break
+    return ahead
