@@ -17,7 +17,7 @@ from collections.abc import Iterator
 
 from ._events import Comment, Event, Notice
 
-__all__ = ["LineBuffer", "lines"]
+__all__ = ["LineBuffer", "find_blank", "lines"]
 
 Item = Event | Comment | Notice
 Held = tuple[int, float | None, int] | None
@@ -50,6 +50,16 @@ def lines(buf: bytes, pos: int, scan: int) -> Iterator[tuple[int, int, int]]:
             yield pos, cr, end
             pos = end
             cr = find(b"\r", end)
+
+
+def find_blank(buf: bytes, sep: bytes, start: int, stop: int) -> int:
+    """`buf.find(sep, start, stop)` for a blank line's `sep` (LF LF or CRLF CRLF), hopping from LF to LF:
+    CPython looks for a one-byte needle with memchr, some 20 times faster than for a longer one."""
+    back = len(sep) // 2 - 1  # the separator starts this many bytes before its first LF
+    lf = buf.find(10, start + back, stop)
+    while lf >= 0 and not buf.startswith(sep, lf - back, stop):
+        lf = buf.find(10, lf + 1, stop)
+    return lf - back if lf >= 0 else -1
 
 
 class LineBuffer:
@@ -98,8 +108,9 @@ class LineBuffer:
         return buf, len(buf) - len(data)
 
     def _after_cr_line_end(self, buf: bytes, out: list[Item]) -> int:
-        """Where the lines of `buf` start: past an LF that completes the CRLF of a CR ending the last chunk."""
-        if not self._after_cr or not buf:
+        """The last chunk ended in a CR that ended a line: where the lines of `buf` start, past an LF that
+        makes that CR a CRLF."""
+        if not buf:
             return 0
         self._after_cr = False  # nothing is pending after a CR that ended a line: `buf` is this chunk
         if buf[0] == 10:

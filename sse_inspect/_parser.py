@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ._events import Comment, Event, Notice
-from ._linebuffer import Held, Item, LineBuffer
+from ._linebuffer import Held, Item, LineBuffer, find_blank
 from ._parser_accel import Accelerator
 
 __all__ = ["EventStreamParser", "ParseStats", "parse_events"]
@@ -113,7 +113,7 @@ class EventStreamParser(LineBuffer):
             return []
         buf, split = joined
         out: list[Item] = []
-        pos = self._after_cr_line_end(buf, out)
+        pos = self._after_cr_line_end(buf, out) if self._after_cr else 0
         if self._start is not None or self._first_line:  # finish the event in progress first
             pos = self._lines(buf, pos, split, t, out, to_blank=True)
         if self._accel is not None and self._start is None and not self._after_cr and not self._first_line:
@@ -121,7 +121,7 @@ class EventStreamParser(LineBuffer):
             if wait:
                 self._hold(buf, pos, split, t)
                 return out
-        if pos < len(buf):
+        if buf.find(10, pos) >= 0 or buf.find(13, pos) >= 0:
             pos = self._lines(buf, pos, split, t, out)
         self._keep(buf, pos, split, t)
         return out
@@ -140,7 +140,7 @@ class EventStreamParser(LineBuffer):
         if last > piece:  # room for two pieces
             sep = b"\r\n\r\n" if 13 in data or any(13 in part for part in self._parts) else b"\n\n"
             last = min(last, data.rfind(sep))
-            while pos + piece < last and (cut := data.find(sep, pos + piece, last)) >= 0:
+            while pos + piece < last and (cut := find_blank(data, sep, pos + piece, last)) >= 0:
                 cut += len(sep)
                 yield from self.feed(data[pos:cut], t)
                 self._chunk -= 1  # the next piece is the same chunk

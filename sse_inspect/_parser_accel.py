@@ -30,6 +30,7 @@ from operator import add
 from typing import TYPE_CHECKING
 
 from ._events import Event
+from ._linebuffer import find_blank
 
 if TYPE_CHECKING:
     from ._linebuffer import Item
@@ -57,29 +58,16 @@ class Accelerator:
     def take(self, p: EventStreamParser, buf: bytes, pos: int, split: int, t: float | None,
              out: list[Item]) -> tuple[int, bool]:  # fmt: skip
         """Whole events from `buf[pos:]`, at an event boundary: see the module docstring. `buf[:split]`
-        came before this chunk (at `p._parts_t`), the rest at `t`."""
-        crlf = 13 in buf
-        if len(buf) <= self.small and not (crlf and p._first_crlf is None):
-            return self._blocks(p, buf, pos, split, t, crlf, out)
-        sep = b"\r\n\r\n" if crlf else b"\n\n"
-        end = buf.rfind(sep, pos)  # the last blank line
-        if end >= 0:
-            pos, done = self._slices(p, buf, pos, end, sep, split, t, out)
-            if not done:
-                return pos, False
-        rest = buf[pos:]
-        if 10 not in rest and 13 not in rest:
-            return pos, False  # the start of a line: the line buffer keeps it
-        if crlf:
-            return pos, (pos > 0 or not p._held) and _can_wait(rest)
-        return pos, rest[-1] != 10 and rest[0] != 10 and (pos > 0 or not p._held)  # past the last LF LF: none
+        came before this chunk (at `p._parts_t`), the rest at `t`.
 
-    def _blocks(self, p: EventStreamParser, buf: bytes, pos: int, split: int, t: float | None, crlf: bool,
-                out: list[Item]) -> tuple[int, bool]:  # fmt: skip
-        """A small read, block by block: at `pos`, `head` (the last block's `data: ` or `event: T` line +
-        `data: `, see _shape) matches, and the data line runs to `end`, the first LF (CR in a buffer that
-        holds one) after it; `tail`, the rest of its line end and the blank line, follows, with no CR in an
-        LF buffer nor an LF in a CRLF one's value."""
+        A small read (a live stream's block or two) goes block by block: at `pos`, `head` (the last block's
+        `data: ` or `event: T` line + `data: `, see _shape) matches, and the data line runs to `end`, the
+        first LF (CR in a buffer that holds one) after it; `tail`, the rest of its line end and the blank
+        line, follows, with no CR in an LF buffer nor an LF in a CRLF one's value. A big one: `_slices`.
+        """
+        crlf = 13 in buf
+        if len(buf) > self.small or (crlf and p._first_crlf is None):
+            return self._slices(p, buf, pos, split, t, crlf, out)
         if crlf:
             head, size, kind, lines = self._shapes[1]
             end_byte, nl, tail = 13, 2, b"\n\r\n"
@@ -148,38 +136,45 @@ class Accelerator:
         self._shapes[crlf] = shape
         return shape
 
-    def _slices(self, p: EventStreamParser, buf: bytes, pos: int, end: int, sep: bytes, split: int,
-                t: float | None, out: list[Item]) -> tuple[int, bool]:  # fmt: skip
-        """A big read: the bytes from `pos` to the blank line `sep` at `end` (the last in `buf`), in slices
-        of about `slice` bytes cut at blank lines, each all of one shape or declined. Returns where it
-        stopped and whether it took all (False: a slice of other shapes starts there)."""
-        nl = sep[len(sep) // 2 :]
-        stop = end + len(sep)
-        # Many events at once: none of them can be part of a reference cycle, so the cyclic GC, which
-        # would walk them all again and again as they pile up, is paused meanwhile.
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
-            while pos < stop:
-                cut = _find_blank(buf, sep, pos + self.slice, end) if pos + self.slice < end else -1
-                cut = end if cut < 0 else cut
-                first = len(out)
-                ends = self._batch(p, buf, pos, cut, nl, sep, p._parts_t if pos < split else t, t, out)
-                if not ends:
-                    return pos, False
-                if len(nl) == 1:
-                    p._lf += ends
-                elif p._first_crlf is None:  # its notice goes where the line rules put it: before the first event
-                    notice: list[Item] = []
-                    p._count_crlf(p._offset + buf.find(b"\r\n", pos), notice, ends)
-                    out[first:first] = notice
-                else:
-                    p._crlf += ends
-                pos = cut + len(sep)
-        finally:
-            if collecting:
-                gc.enable()
-        return stop, True
+    def _slices(self, p: EventStreamParser, buf: bytes, pos: int, split: int, t: float | None, crlf: bool,
+                out: list[Item]) -> tuple[int, bool]:  # fmt: skip
+        """A big read: the bytes from `pos` to the last blank line in `buf`, in slices of about `slice` bytes
+        cut at blank lines, each all of one shape (`_batch`) or declined with the rest."""
+        sep = b"\r\n\r\n" if crlf else b"\n\n"
+        end = buf.rfind(sep, pos)
+        if end >= 0:
+            nl = sep[len(sep) // 2 :]
+            stop = end + len(sep)
+            # Many events at once: none of them can be part of a reference cycle, so the cyclic GC, which
+            # would walk them all again and again as they pile up, is paused meanwhile.
+            collecting = gc.isenabled()
+            gc.disable()
+            try:
+                while pos < stop:
+                    cut = find_blank(buf, sep, pos + self.slice, end) if pos + self.slice < end else -1
+                    cut = end if cut < 0 else cut
+                    first = len(out)
+                    ends = self._batch(p, buf, pos, cut, nl, sep, p._parts_t if pos < split else t, t, out)
+                    if not ends:
+                        return pos, False
+                    if len(nl) == 1:
+                        p._lf += ends
+                    elif p._first_crlf is None:  # its notice goes where the line rules put it: before the first event
+                        notice: list[Item] = []
+                        p._count_crlf(p._offset + buf.find(b"\r\n", pos), notice, ends)
+                        out[first:first] = notice
+                    else:
+                        p._crlf += ends
+                    pos = cut + len(sep)
+            finally:
+                if collecting:
+                    gc.enable()
+        rest = buf[pos:]
+        if 10 not in rest and 13 not in rest:
+            return pos, False  # the start of a line: the line buffer keeps it
+        if crlf:
+            return pos, (pos > 0 or not p._held) and _can_wait(rest)
+        return pos, rest[-1] != 10 and rest[0] != 10 and (pos > 0 or not p._held)  # past the last LF LF: none
 
     def _batch(self, p: EventStreamParser, buf: bytes, pos: int, cut: int, nl: bytes, sep: bytes,
                t_first: float | None, t: float | None, out: list[Item]) -> int:  # fmt: skip
@@ -247,16 +242,6 @@ class Accelerator:
         )  # fmt: skip
         p._events = index + len(datas)
         return ends
-
-
-def _find_blank(buf: bytes, sep: bytes, start: int, stop: int) -> int:
-    """`buf.find(sep, start, stop)` for a blank line's `sep` (LF LF or CRLF CRLF), hopping from LF to LF:
-    CPython looks for a one-byte needle with memchr, some 20 times faster than for a longer one."""
-    back = len(sep) // 2 - 1  # the separator starts this many bytes before its first LF
-    lf = buf.find(10, start + back, stop)
-    while lf >= 0 and not buf.startswith(sep, lf - back, stop):
-        lf = buf.find(10, lf + 1, stop)
-    return lf - back if lf >= 0 else -1
 
 
 def _can_wait(rest: bytes) -> bool:
