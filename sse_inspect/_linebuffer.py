@@ -65,11 +65,12 @@ def find_blank(buf: bytes, sep: bytes, start: int, stop: int) -> int:
 class LineBuffer:
     """The line half of the event stream parser: chunks in, whole lines out to `_line`.
 
-    A chunk goes in with `_join` (the pending bytes, then the chunk: None when the chunk ends no
-    line, it just waits), then `_after_cr_line_end` (an LF opening the chunk completes the CRLF of a
-    CR that ended the last one), `_lines` (each whole line to `_line`), and `_keep` (the unfinished
-    line waits for the next chunk). Offsets count bytes of the stream from 0; `_offset` is where
-    the pending bytes start.
+    A chunk that ends no line is appended to the pending pieces (`_parts`; the parser's `feed` does it
+    itself, as most reads of a token stream cut small are such). One that does goes through `_join` (the
+    pending bytes, then the chunk), `_after_cr_line_end` (an LF opening the chunk completes the CRLF of a
+    CR that ended the last one), `_lines` (each whole line to `_line`), and `_keep` (the unfinished line
+    waits for the next chunk). Offsets count bytes of the stream from 0; `_offset` is where the pending
+    bytes start.
     """
 
     def __init__(self) -> None:
@@ -89,18 +90,10 @@ class LineBuffer:
         `began`; its end came with the current chunk, or (`held` set) with the held chunk."""
         raise NotImplementedError
 
-    def _join(self, data: bytes, t: float | None) -> tuple[bytes, int] | None:
-        """The pending bytes then `data` (which came at `t`), and where `data` starts in them; None when
-        `data` ends no line: it then waits with the pending bytes, appended, not joined."""
+    def _join(self, data: bytes) -> tuple[bytes, int]:
+        """The pending bytes then `data`, which ends a line (or follows a CR that ended one), and where `data`
+        starts in them."""
         parts = self._parts
-        # `10 in data`, not `b"\n" in data`: CPython first tries a bytes needle as an int, at ~0.1 µs.
-        if 10 not in data and 13 not in data and not self._after_cr:
-            if parts:
-                parts.append(data)
-            elif data:
-                self._parts = [data]
-                self._parts_t = t
-            return None
         if not parts:
             return data, 0
         parts.append(data)
@@ -145,9 +138,8 @@ class LineBuffer:
                 break
         return pos
 
-    def _keep(self, buf: bytes, pos: int, split: int, t: float | None) -> None:
-        """`buf[:pos]` is read: the rest, the start of a line, waits for the chunk that ends it."""
-        rest = buf[pos:] if pos else buf
+    def _keep(self, rest: bytes, pos: int, split: int, t: float | None) -> None:
+        """`buf[:pos]` is read: `rest`, the bytes after it, the start of a line, waits for the chunk that ends it."""
         self._parts = [rest] if rest else []
         if pos >= split:
             self._parts_t = t
@@ -159,7 +151,7 @@ class LineBuffer:
         chunk then starts at an event's first byte again). `_lines` reads them later with the times they
         came at."""
         self._parts = [buf[pos:]]
-        self._held = (self._offset + max(pos, split), t, self._chunk)  # buf[pos:split] came earlier
+        self._held = (self._offset + (pos if pos > split else split), t, self._chunk)  # buf[pos:split] came earlier
         if pos >= split:
             self._parts_t = t
         self._offset += pos

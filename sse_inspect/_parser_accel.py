@@ -5,17 +5,23 @@ This module only makes the parser faster; it is not needed to read the spec, and
 makes sse-inspect faster than the SSE parsers Python programs use, and it is the one module of the
 parser that uses speed idioms (`tuple.__new__`, C-level splits and maps, a cyclic-GC pause).
 
-The contract, one method: `Accelerator.take(parser, buf, pos, split, t, out)`. The parser calls it only
-at an event boundary: `buf[pos]` starts a line, no event is in progress, no CR waits for its LF, and the
-stream's first line is read. The accelerator takes whole events from `buf[pos:]`, as many as it can
-of two shapes (`data: V` blocks, or `event: T` + `data: V` blocks, with LF or CRLF line ends
-throughout), appends them to `out`, counts them and their line ends in the parser (`_events`, `_lf`,
-`_crlf`, the first CRLF's notice), and returns `(stop, wait)`: it took `buf[pos:stop]`. It declines by
-taking nothing. It may not read or change anything else of the parser: the parser reads `buf[stop:]`
-by the rules, line by line, unless `wait` is true. `wait` asks the parser to keep `buf[stop:]` unread
-and uncut until the next chunk (`LineBuffer._hold`): it is whole lines of an event that has not ended
-and the start of a line, and no blank line, so the next chunk starts at an event boundary again and
-can be taken here (reading those lines later changes no item, as the property tests check).
+The contract, one method: `Accelerator.take(parser, buf, pos, split, t, out) -> (stop, rest)`.
+
+- The parser calls it only at an event boundary: `buf[pos]` starts a line, no event is in progress,
+  no CR waits for its LF, the stream's first line is read. `buf[:split]` came before this chunk.
+- It takes whole events from `buf[pos:]`, as many as it can of two shapes (`data: V` blocks, or
+  `event: T` + `data: V` blocks, with LF or CRLF line ends throughout), up to `stop`; it declines by
+  taking nothing (`stop == pos`).
+- It appends their events to `out` and counts them in the parser (`_events`, `_lf`, `_crlf`, and the
+  notice of the stream's first CRLF, through `_count_crlf`). It reads the parser's provenance and
+  spec state (`_offset`, `_parts_t`, `_chunk`, `_last_event_id`, `_retry`, `_held`, `_first_crlf`) and
+  changes nothing else.
+- `rest` says what the parser does with `buf[stop:]`: READ, read it by the rules, line by line; KEEP,
+  it is the start of a line only, which the line buffer keeps; HOLD, it is whole lines of an event that
+  has not ended, then the start of a line, with no blank line: the parser keeps it unread and uncut
+  until the next chunk (`LineBuffer._hold`), which then starts at an event boundary again and can be
+  taken here. Reading those lines a chunk later changes no item (a notice about one of them says the
+  later time, as a notice about a CR ending a chunk always does), nor how they are timed.
 
 The events it makes are those the line rules give, field for field; `tests/test_parser_accel.py`
 holds it to `accelerate=False` at every cut.
@@ -36,7 +42,12 @@ if TYPE_CHECKING:
     from ._linebuffer import Item
     from ._parser import EventStreamParser
 
-__all__ = ["Accelerator"]
+__all__ = ["HOLD", "KEEP", "READ", "Accelerator"]
+
+# What `buf[stop:]` is, when `take` returns (see the module docstring):
+READ = 0  # anything: the parser reads it line by line
+HOLD = 1  # whole lines of an event not ended yet, then the start of a line, no blank line: kept unread
+KEEP = 2  # the start of a line only (no line end): kept, as the line buffer keeps an unfinished line
 
 _new = tuple.__new__  # Event(...) runs a Python-level __new__; this makes the same tuple in C
 _DATA = (b"data: ", 6, "message", 2)  # a block shape: head, its length, event type, line ends
@@ -56,7 +67,7 @@ class Accelerator:
         self._shapes = [_DATA, _DATA]  # the last block shape, with LF and with CRLF line ends
 
     def take(self, p: EventStreamParser, buf: bytes, pos: int, split: int, t: float | None,
-             out: list[Item]) -> tuple[int, bool]:  # fmt: skip
+             out: list[Item]) -> tuple[int, int]:  # fmt: skip
         """Whole events from `buf[pos:]`, at an event boundary: see the module docstring. `buf[:split]`
         came before this chunk (at `p._parts_t`), the rest at `t`.
 
@@ -76,26 +87,29 @@ class Accelerator:
             end_byte, nl, tail = 10, 1, b"\n"
         index = p._events
         base = p._offset
-        waits = False
+        then = READ
         rest = buf
         while True:
             if pos:
                 rest = buf[pos:]
                 if 10 not in rest and (not crlf or 13 not in rest):
-                    break  # the start of a line (`pos` > `split`): the line buffer keeps it
+                    then = KEEP  # the start of a line (`pos` > `split`)
+                    break
             start = pos + size
             if buf[pos:start] != head:
                 shape = self._shape(buf, pos, crlf)
                 if shape is None:  # what is left may wait: lines and the start of one, or one `event:` line
-                    waits = pos > 0 and not crlf and (
+                    if pos > 0 and not crlf and (
                         _can_wait(rest) or (rest.startswith(b"event:") and rest.find(10) == len(rest) - 1)
-                    )  # fmt: skip
+                    ):  # fmt: skip
+                        then = HOLD
                     break
                 head, size, kind, lines = shape
                 start = pos + size
             end = buf.find(end_byte, start)
             if end < 0 or buf[end + 1 : end + 2 * nl] != tail:
-                waits = end < 0 and not crlf and (pos > 0 or not p._held)  # `event: T`, part of `data: V` (LF)
+                if end < 0 and not crlf and (pos > 0 or not p._held):  # `event: T`, part of `data: V` (LF)
+                    then = HOLD
                 break
             raw = buf[start:end]
             if crlf and 10 in raw:
@@ -113,7 +127,7 @@ class Accelerator:
                 p._lf += lines
             pos = end + 2 * nl
         p._events = index
-        return pos, waits
+        return pos, then
 
     def _shape(self, buf: bytes, pos: int, crlf: bool) -> tuple[bytes, int, str, int] | None:
         """The block shape at `pos`, where the last block's did not match: (head, its length, type, lines),
@@ -137,7 +151,7 @@ class Accelerator:
         return shape
 
     def _slices(self, p: EventStreamParser, buf: bytes, pos: int, split: int, t: float | None, crlf: bool,
-                out: list[Item]) -> tuple[int, bool]:  # fmt: skip
+                out: list[Item]) -> tuple[int, int]:  # fmt: skip
         """A big read: the bytes from `pos` to the last blank line in `buf`, in slices of about `slice` bytes
         cut at blank lines, each all of one shape (`_batch`) or declined with the rest."""
         sep = b"\r\n\r\n" if crlf else b"\n\n"
@@ -156,7 +170,7 @@ class Accelerator:
                     first = len(out)
                     ends = self._batch(p, buf, pos, cut, nl, sep, p._parts_t if pos < split else t, t, out)
                     if not ends:
-                        return pos, False
+                        return pos, READ
                     if len(nl) == 1:
                         p._lf += ends
                     elif p._first_crlf is None:  # its notice goes where the line rules put it: before the first event
@@ -171,10 +185,12 @@ class Accelerator:
                     gc.enable()
         rest = buf[pos:]
         if 10 not in rest and 13 not in rest:
-            return pos, False  # the start of a line: the line buffer keeps it
+            return pos, KEEP
         if crlf:
-            return pos, (pos > 0 or not p._held) and _can_wait(rest)
-        return pos, rest[-1] != 10 and rest[0] != 10 and (pos > 0 or not p._held)  # past the last LF LF: none
+            waits = (pos > 0 or not p._held) and _can_wait(rest)
+        else:
+            waits = rest[-1] != 10 and rest[0] != 10 and (pos > 0 or not p._held)  # past the last LF LF: none
+        return pos, HOLD if waits else READ
 
     def _batch(self, p: EventStreamParser, buf: bytes, pos: int, cut: int, nl: bytes, sep: bytes,
                t_first: float | None, t: float | None, out: list[Item]) -> int:  # fmt: skip

@@ -8,7 +8,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from sse_inspect import Comment, Event, EventStreamParser, Notice
-from sse_inspect._parser_accel import Accelerator
+from sse_inspect._parser_accel import HOLD, KEEP, READ, Accelerator
 
 from .helpers import split_at
 from .test_parser import any_bodies, cut_lists, llm_bodies
@@ -110,10 +110,10 @@ def test_a_big_read_of_llm_blocks_is_taken_whole_by_the_accelerator(head: bytes,
     accel = Recording()
     fast, spec = EventStreamParser(accelerate=accel), EventStreamParser(accelerate=False)
     assert fast.feed(prefix, 0.0) == spec.feed(prefix, 0.0)  # read by the rules: the stream's first line
-    assert accel.taken == [(len(prefix), False)], "offered the empty rest, it took nothing"
+    assert accel.taken == [(len(prefix), KEEP)], "offered the empty rest, it took nothing"
     accel.taken.clear()
     items = fast.feed(blocks, 1.0)
-    assert accel.taken == [(len(blocks), False)], "all of it taken, nothing left to the line rules"
+    assert accel.taken == [(len(blocks), KEEP)], "all of it taken, nothing left to the line rules"
     assert items == spec.feed(blocks, 1.0)
     assert len(items) == 5000  # (a CRLF stream: its notice came with the comment's line)
     assert fast.stats == spec.stats
@@ -124,9 +124,9 @@ class Recording(Accelerator):
 
     def __init__(self) -> None:
         super().__init__()
-        self.taken: list[tuple[int, bool]] = []
+        self.taken: list[tuple[int, int]] = []
 
-    def take(self, *args: object) -> tuple[int, bool]:  # type: ignore[override]
+    def take(self, *args: object) -> tuple[int, int]:  # type: ignore[override]
         self.taken.append(super().take(*args))  # type: ignore[arg-type]
         return self.taken[-1]
 
@@ -142,10 +142,25 @@ def test_the_accelerator_declines_other_shapes(body: bytes) -> None:
         parser = EventStreamParser(accelerate=accel)
         parser.feed(b": open\n\n", 0.0)
         out: list[Item] = []
-        assert accel.take(parser, body, 0, 0, 1.0, out) == (0, False)
+        assert accel.take(parser, body, 0, 0, 1.0, out) == (0, READ)
         assert out == [] and parser.stats.events == 0
 
 
 def test_accelerate_false_has_no_accelerator() -> None:
     assert EventStreamParser(accelerate=False)._accel is None
     assert isinstance(EventStreamParser()._accel, Accelerator)
+
+
+def test_an_unfinished_event_waits_unread_and_is_read_as_the_rules_say() -> None:
+    """HOLD: the whole lines of an event cut by the read wait for the next chunk, which the accelerator then
+    takes from the event's first byte; the items are the spec path's, times included."""
+    chunks = [b": open\n\n", b"data: a\n\nevent: x\ndata: {", b'"k": 1}\n\n']
+    accel = Recording()
+    fast, spec = EventStreamParser(accelerate=accel), EventStreamParser(accelerate=False)
+    fast_items = [x for i, c in enumerate(chunks) for x in fast.feed(c, float(i))] + fast.close()
+    spec_items = [x for i, c in enumerate(chunks) for x in spec.feed(c, float(i))] + spec.close()
+    assert accel.taken[1:] == [(9, HOLD), (len(b"event: x\ndata: {") + len(chunks[2]), KEEP)]
+    assert fast_items == spec_items
+    assert [(e.type, e.data, e.t_first, e.t) for e in fast_items if isinstance(e, Event)] == [
+        ("message", "a", 1.0, 1.0), ("x", '{"k": 1}', 1.0, 2.0)
+    ]
