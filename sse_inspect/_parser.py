@@ -260,7 +260,7 @@ class EventStreamParser(LineBuffer):
     def _dispatch(self, start: int, out: list[Item]) -> None:
         """A blank line at `start`: dispatch the event being built, if it has data (WHATWG steps 1-5)."""
         self._last_event_id_string = self._last_event_id
-        if self._data:
+        if self._data and self._start is not None:  # (when data came, its line set `_start`)
             out.append(
                 Event(
                     self._events, self._event_type or "message", "\n".join(self._data), self._last_event_id,

@@ -3,6 +3,8 @@ give the same items at every cut."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -11,18 +13,14 @@ from sse_inspect import Comment, Event, EventStreamParser, Notice
 from sse_inspect._parser_accel import HOLD, KEEP, READ, Accelerator
 
 from .helpers import split_at
-from .test_parser import any_bodies, cut_lists, llm_bodies
+from .test_parser import any_bodies, llm_bodies, make_parser
 
 Item = Event | Comment | Notice
 
 
-class SmallPieces(EventStreamParser):
-    PIECE = 64  # feed_iter's pieces: small bodies go in several
-
-
-ACCELERATED = {
+ACCELERATED: dict[str, Callable[[], EventStreamParser]] = {
     "as shipped": EventStreamParser,
-    "all in slices": lambda: SmallPieces(accelerate=Accelerator(small=0, slice=64)),
+    "all in slices": lambda: make_parser("all in slices"),  # feed_iter's pieces and the slices: 64 bytes
     "all block by block": lambda: EventStreamParser(accelerate=Accelerator(small=10**9)),
 }
 
