@@ -99,7 +99,7 @@ class Accelerator:
             if buf[pos:start] != head:
                 shape = self._shape(buf, pos, crlf)
                 if shape is None:  # what is left may wait: lines and the start of one, or one `event:` line
-                    if pos > 0 and not crlf and (
+                    if (pos > 0 or not p._held) and not crlf and (
                         _can_wait(rest) or (rest.startswith(b"event:") and rest.find(10) == len(rest) - 1)
                     ):  # fmt: skip
                         then = HOLD
