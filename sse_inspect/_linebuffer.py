@@ -113,9 +113,9 @@ class LineBuffer:
         return 0
 
     def _lines(self, buf: bytes, pos: int, split: int, t: float | None, out: list[Item],
-               to_blank: bool = False) -> int:  # fmt: skip
+               to_blank: bool = False, limit: int = -1) -> int:  # fmt: skip
         """Hand the lines of `buf` from `pos` that end in it to `_line` (with `to_blank`: up to the first blank
-        line); return where the next line starts. `buf[:split]` came before this chunk, at `_parts_t` (with
+        line; with `limit`: up to the line end that reaches it); return where the next line starts. `buf[:split]` came before this chunk, at `_parts_t` (with
         `_held`: whole lines kept uncut, from `_held[0]` on at `_held[1]`); the rest at `t`."""
         base, held = self._offset, self._held
         n = len(buf)
@@ -134,7 +134,7 @@ class LineBuffer:
                 began = held[1] if held and base + start >= held[0] else self._parts_t
             self._line(base + start, buf[start:stop], began, held if stop < split else None, out)
             pos = nxt
-            if to_blank and start == stop:
+            if (to_blank and start == stop) or nxt == limit:
                 break
         return pos
 

@@ -169,13 +169,13 @@ class EventStreamParser(LineBuffer):
             return []
         self._closed = True
         out: list[Item] = []
-        if self._after_cr:
-            self._after_cr = False
-            self._count_cr(self._offset - 1, out)
         buf = b"".join(self._parts)
         pos = 0
         if self._held:  # whole lines that waited: read them now
             pos = self._lines(buf, 0, len(buf), self._t, out)
+        if self._after_cr:  # the stream ended in a CR: a lone one
+            self._after_cr = False
+            self._count_cr(self._offset + len(buf) - 1, out)
         if pos < len(buf) or self._start is not None:
             offset = self._start if self._start is not None else self._offset + pos
             size = self._offset + len(buf) - offset

@@ -11,7 +11,9 @@ The contract, one method: `Accelerator.take(parser, buf, pos, split, t, out) -> 
   no CR waits for its LF, the stream's first line is read. `buf[:split]` came before this chunk.
 - It takes whole events from `buf[pos:]`, as many as it can of two shapes (`data: V` blocks, or
   `event: T` + `data: V` blocks, with LF or CRLF line ends throughout), up to `stop`; it declines by
-  taking nothing (`stop == pos`).
+  taking nothing (`stop == pos`). In a big read, from a slice of other shapes on it hands the lines
+  up to the last blank line to the parser's rules (`_lines`), so that what follows that blank line is
+  judged alike however the bytes were cut (`feed_iter` cuts a big read into pieces).
 - It appends their events to `out` and counts them in the parser (`_events`, `_lf`, `_crlf`, and the
   notice of the stream's first CRLF, through `_count_crlf`). It reads the parser's provenance and
   spec state (`_offset`, `_parts_t`, `_chunk`, `_last_event_id`, `_retry`, `_held`, `_first_crlf`) and
@@ -108,8 +110,11 @@ class Accelerator:
                 start = pos + size
             end = buf.find(end_byte, start)
             if end < 0 or buf[end + 1 : end + 2 * nl] != tail:
-                if end < 0 and not crlf and (pos > 0 or not p._held):  # `event: T`, part of `data: V` (LF)
-                    then = HOLD
+                if pos > 0 or not p._held:
+                    if end < 0:  # the read ends in the block's data line (LF): `event: T`, part of `data: V`
+                        then = HOLD if not crlf else READ
+                    elif len(buf) - end <= nl and not (crlf and 10 in buf[start:end]):
+                        then = HOLD  # or in its line end, before the blank line: LF, CR or CRLF
                 break
             raw = buf[start:end]
             if crlf and 10 in raw:
@@ -153,7 +158,8 @@ class Accelerator:
     def _slices(self, p: EventStreamParser, buf: bytes, pos: int, split: int, t: float | None, crlf: bool,
                 out: list[Item]) -> tuple[int, int]:  # fmt: skip
         """A big read: the bytes from `pos` to the last blank line in `buf`, in slices of about `slice` bytes
-        cut at blank lines, each all of one shape (`_batch`) or declined with the rest."""
+        cut at blank lines, each all of one shape (`_batch`); from a slice of other shapes on, the parser's
+        line rules read them (`_lines`). Then what follows the last blank line may wait, as in `take`."""
         sep = b"\r\n\r\n" if crlf else b"\n\n"
         end = buf.rfind(sep, pos)
         if end >= 0:
@@ -169,8 +175,9 @@ class Accelerator:
                     cut = end if cut < 0 else cut
                     first = len(out)
                     ends = self._batch(p, buf, pos, cut, nl, sep, p._parts_t if pos < split else t, t, out)
-                    if not ends:
-                        return pos, READ
+                    if not ends:  # other shapes: the parser's rules read them, up to the last blank line
+                        pos = p._lines(buf, pos, split, t, out, limit=stop)
+                        break
                     if len(nl) == 1:
                         p._lf += ends
                     elif p._first_crlf is None:  # its notice goes where the line rules put it: before the first event

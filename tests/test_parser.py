@@ -297,6 +297,7 @@ def test_parser_keeps_few_attributes() -> None:
 @example(body=b"\x00" * 165 + b"\n\n" + b"\x00" * 63 + b"\n\x00", cuts=[103])
 @example(body=b"data" * 2 + b"\x00" * 56 + b"\r\n\r\n" + b"\x00" * 25 + b"\n\n" + b"data" * 8 + b"\ndata", cuts=[])
 @example(body=b"\x00" * 58 + b"\n\ndata\r\n\r\n\r\n" + b"data" * 12 + b"\r" + b"\x00" * 13, cuts=[])
+@example(body=b"\x00" * 63 + b"\n\n\ndata: " + b"\x00" * 43 + b"\n\ndatadata\ndata", cuts=[])
 def test_feed_iter_yields_what_feed_returns(body: bytes, cuts: list[int], path: str) -> None:
     """`feed_iter` yields exactly the items `feed` returns, in order and with the same provenance, at any cut
     (all in slices, a chunk of more than 128 bytes goes in several pieces)."""

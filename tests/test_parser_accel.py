@@ -72,6 +72,8 @@ bodies = st.one_of(
 @example(body=b"data: a\n\n: ping\ndata: b\n\n", cuts=[13])
 @example(body=b"data: a\r\n\r\nid: a\x00b\r\ndata: b\r\n\r\n", cuts=[17])
 @example(body=b"\xef\xbb\xbfdata: a\r\n\r\ndata: \xff\r\n\r\n", cuts=[5, 13])
+@example(body=b"data: x\r\n\r\ndata: a\n\nb\r\n\r\n", cuts=[11, 22])  # an LF-LF inside a CRLF read's "data line"
+@example(body=b"data: x\r\n\r\ndata: a\r", cuts=[11])  # a held CR ends the stream
 def test_both_ways_give_the_same_items(kind: str, body: bytes, cuts: list[int]) -> None:
     """Events (every field: offsets, times, chunk indices), comments, notices, stats, last event id and retry."""
     spec, fast = spec_and_accelerated(kind, split_at(body, cuts))
@@ -136,12 +138,12 @@ class Recording(Accelerator):
 def test_the_accelerator_declines_other_shapes(body: bytes) -> None:
     """At an event boundary it takes nothing it cannot take exactly: other fields, several data lines, lone CR
     line ends, bytes that are not UTF-8 all go to the line rules."""
-    for accel in (Accelerator(), Accelerator(small=0, slice=8)):
-        parser = EventStreamParser(accelerate=accel)
-        parser.feed(b": open\n\n", 0.0)
-        out: list[Item] = []
-        assert accel.take(parser, body, 0, 0, 1.0, out) == (0, READ)
-        assert out == [] and parser.stats.events == 0
+    accel = Accelerator()
+    parser = EventStreamParser(accelerate=accel)
+    parser.feed(b": open\r\n\r\n", 0.0)  # (its CRLF notice given: a small read goes block by block)
+    out: list[Item] = []
+    assert accel.take(parser, body, 0, 0, 1.0, out) == (0, READ)
+    assert out == [] and parser.stats.events == 0
 
 
 def test_accelerate_false_has_no_accelerator() -> None:
