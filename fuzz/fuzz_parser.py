@@ -8,7 +8,8 @@ Invariant, for ANY bytes:
    indices may follow the cuts. `parse_events(body)` agrees with both.
 2. The accelerator changes nothing: cut the same way, `EventStreamParser(accelerate=False)` (the
    spec path alone) gives the same items as `EventStreamParser()`, times and chunk indices included
-   (but a notice's time: see tests/test_parser_accel.py), and the same stats, last event id and retry.
+   (but a notice's time: see tests/test_parser_accel.py), and the same stats, last event id and retry;
+   either way an event comes out of the `feed` call whose chunk completed it, never out of `close()`.
 3. `sse_inspect.parse_capture(bytes)` returns a `Capture` or raises `sse_inspect.CaptureError`,
    never any other exception.
 
@@ -75,8 +76,14 @@ def parsed(chunks: list[bytes], accelerate: bool = True) -> tuple[list[object], 
     parser = EventStreamParser(accelerate=accelerate)
     items = []
     for i, chunk in enumerate(chunks):
-        items += parser.feed(chunk, float(i))
-    items += parser.close()
+        got = parser.feed(chunk, float(i))
+        if any(x.chunk != i for x in got if isinstance(x, Event)):
+            raise InvariantBroken(f"an event came out of a later call than the one that completed it ({accelerate=})")
+        items += got
+    at_close = parser.close()
+    if any(isinstance(x, Event) for x in at_close):
+        raise InvariantBroken(f"close() returned an event ({accelerate=})")
+    items += at_close
     items = [(x.kind, x.message, x.offset) if isinstance(x, Notice) else x for x in items]
     return items, (parser.stats, parser.last_event_id, parser.retry)
 

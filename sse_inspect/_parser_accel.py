@@ -113,7 +113,7 @@ class Accelerator:
                 if pos > 0 or not p._held:
                     if end < 0:  # the read ends in the block's data line (LF): `event: T`, part of `data: V`
                         then = HOLD if not crlf else READ
-                    elif len(buf) - end <= nl and not (crlf and 10 in buf[start:end]):
+                    elif (b"\r\n" if crlf else b"\n").startswith(buf[end:]) and not (crlf and 10 in buf[start:end]):
                         then = HOLD  # or in its line end, before the blank line: LF, CR or CRLF
                 break
             raw = buf[start:end]

@@ -26,11 +26,17 @@ ACCELERATED: dict[str, Callable[[], EventStreamParser]] = {
 
 
 def run(parser: EventStreamParser, chunks: list[bytes], lazily: bool = False) -> dict[str, object]:
-    """Everything observable: the items (chunk i at t=i), then the parser's state after close()."""
+    """Everything observable: the items (chunk i at t=i), then the parser's state after close(); and that
+    each event came out of the call that completed it."""
     items: list[Item] = []
     for i, chunk in enumerate(chunks):
-        items += parser.feed_iter(chunk, float(i)) if lazily else parser.feed(chunk, float(i))
-    items += parser.close()
+        got = list(parser.feed_iter(chunk, float(i))) if lazily else parser.feed(chunk, float(i))
+        # An event comes out of the very call that fed the byte completing it, whichever way it was read.
+        assert all(x.chunk == i for x in got if isinstance(x, Event)), (i, got)
+        items += got
+    at_close = parser.close()
+    assert not any(isinstance(x, Event) for x in at_close), at_close
+    items += at_close
     return {
         "items": [_comparable(x) for x in items],
         "stats": parser.stats,
@@ -74,6 +80,7 @@ bodies = st.one_of(
 @example(body=b"\xef\xbb\xbfdata: a\r\n\r\ndata: \xff\r\n\r\n", cuts=[5, 13])
 @example(body=b"data: x\r\n\r\ndata: a\n\nb\r\n\r\n", cuts=[11, 22])  # an LF-LF inside a CRLF read's "data line"
 @example(body=b"data: x\r\n\r\ndata: a\r", cuts=[11])  # a held CR ends the stream
+@example(body=b"data: x\r\n\r\ndata: [DONE]\r\r", cuts=[11])  # a CR, then a CR that ends the blank line
 def test_both_ways_give_the_same_items(kind: str, body: bytes, cuts: list[int]) -> None:
     """Events (every field: offsets, times, chunk indices), comments, notices, stats, last event id and retry."""
     spec, fast = spec_and_accelerated(kind, split_at(body, cuts))
