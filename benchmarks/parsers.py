@@ -658,7 +658,8 @@ def machine() -> dict[str, Any]:
         except metadata.PackageNotFoundError:
             versions[dist] = "not installed"
     git = "unknown"
-    parser_files = ["sse_inspect/_parser.py", "sse_inspect/_linebuffer.py", "sse_inspect/_events.py"]
+    parser_files = ["sse_inspect/_parser.py", "sse_inspect/_linebuffer.py", "sse_inspect/_parser_accel.py",
+                    "sse_inspect/_events.py"]
 
     def run_git(*args: str) -> str:
         done = subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, timeout=10, check=False)

@@ -6,7 +6,11 @@ Invariant, for ANY bytes:
    into pieces at any positions (then `close()`) both finish without an exception, and give the
    same events, compared on (type, data, id, retry, start, end); only arrival times and chunk
    indices may follow the cuts. `parse_events(body)` agrees with both.
-2. `sse_inspect.parse_capture(bytes)` returns a `Capture` or raises `sse_inspect.CaptureError`,
+2. The accelerator changes nothing: cut the same way, `EventStreamParser(accelerate=False)` (the
+   spec path alone) gives the same items as `EventStreamParser()`, times and chunk indices included
+   (but a notice's time: see tests/test_parser_accel.py), and the same stats, last event id and retry;
+   either way an event comes out of the `feed` call whose chunk completed it, never out of `close()`.
+3. `sse_inspect.parse_capture(bytes)` returns a `Capture` or raises `sse_inspect.CaptureError`,
    never any other exception.
 
 Input layout: the fuzzer's bytes; the first two bytes choose the cut positions (byte 0: the first
@@ -51,12 +55,12 @@ if atheris is not None:
         import sse_inspect
         import sse_inspect.interop  # parse_capture imports it lazily: instrument it now
         from sse_inspect import CaptureError, EventStreamParser, parse_capture, parse_events
-        from sse_inspect._events import Event
+        from sse_inspect._events import Event, Notice
 else:
     import sse_inspect
     import sse_inspect.interop
     from sse_inspect import CaptureError, EventStreamParser, parse_capture, parse_events
-    from sse_inspect._events import Event
+    from sse_inspect._events import Event, Notice
 
 
 class InvariantBroken(AssertionError):
@@ -67,13 +71,25 @@ def key(event: Event) -> tuple[object, ...]:
     return (event.type, event.data, event.id, event.retry, event.start, event.end)
 
 
-def events_of(chunks: list[bytes]) -> list[tuple[object, ...]]:
-    parser = EventStreamParser()
+def parsed(chunks: list[bytes], accelerate: bool = True) -> tuple[list[object], object]:
+    """The items (a notice without its time) and the parser's state after close()."""
+    parser = EventStreamParser(accelerate=accelerate)
     items = []
     for i, chunk in enumerate(chunks):
-        items += parser.feed(chunk, float(i))
-    items += parser.close()
-    return [key(x) for x in items if isinstance(x, Event)]
+        got = parser.feed(chunk, float(i))
+        if any(x.chunk != i for x in got if isinstance(x, Event)):
+            raise InvariantBroken(f"an event came out of a later call than the one that completed it ({accelerate=})")
+        items += got
+    at_close = parser.close()
+    if any(isinstance(x, Event) for x in at_close):
+        raise InvariantBroken(f"close() returned an event ({accelerate=})")
+    items += at_close
+    items = [(x.kind, x.message, x.offset) if isinstance(x, Notice) else x for x in items]
+    return items, (parser.stats, parser.last_event_id, parser.retry)
+
+
+def events_of(chunks: list[bytes]) -> list[tuple[object, ...]]:
+    return [key(x) for x in parsed(chunks)[0] if isinstance(x, Event)]
 
 
 def split(data: bytes) -> tuple[bytes, list[bytes]]:
@@ -96,6 +112,9 @@ def check(data: bytes) -> None:
         )
     if [key(e) for e in parse_events(body)] != whole:
         raise InvariantBroken("parse_events(body) differs from feeding the body whole")
+    for chunks in ([body], pieces):
+        if parsed(chunks, accelerate=False) != parsed(chunks):
+            raise InvariantBroken(f"the spec path and the accelerator differ: cuts {[len(p) for p in pieces]}")
     try:
         parse_capture(body)
     except CaptureError:

@@ -28,7 +28,7 @@ DOC = ROOT / "docs" / "architecture.md"
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("base", ("_version", "_errors", "_events", "_fastjson", "_format", "_redact", "_linebuffer")),
-    ("values and parsing", ("_capture", "_decoding", "_parser")),
+    ("values and parsing", ("_capture", "_decoding", "_parser_accel", "_parser")),
     ("stream tools", ("_rechunk", "dialects", "dialects.*")),
     ("secrets", ("_secrets",)),
     ("other formats and recording", ("interop", "interop.*", "recorder")),

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
-
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from sse_inspect import Comment, Event, EventStreamParser, Notice, _parser, parse_events
+from sse_inspect import Comment, Event, EventStreamParser, Notice, parse_events
+from sse_inspect._parser_accel import Accelerator
 
 from .helpers import parse_all, reference_events, simple, split_at, untimed
 
@@ -195,22 +193,31 @@ llm_bodies = st.lists(_blocks, max_size=25).map(b"".join)
 any_bodies = st.one_of(sse_bodies, llm_bodies, st.binary(max_size=300))
 cut_lists = st.lists(st.integers(min_value=0, max_value=400), max_size=30)
 
-PATHS = ["as shipped", "all in slices"]
+PATHS = ["as shipped", "all in slices", "spec only"]
 
 
-@contextlib.contextmanager
-def parser_path(path: str) -> Iterator[None]:
-    """The parser as shipped, or with "all in slices": no read goes block by block and the C-checked slices
-    are 64 bytes, so that the property tests' small bodies take the path of big reads too."""
+class SmallPieces(EventStreamParser):
+    PIECE = 64  # feed_iter's pieces: small bodies go in several
+
+
+def make_parser(path: str) -> EventStreamParser:
+    """The parser as shipped; with "all in slices", no read goes block by block and the accelerator's C-checked
+    slices (and feed_iter's pieces) are 64 bytes, so that the property tests' small bodies take the path of big
+    reads too; with "spec only", no accelerator."""
     if path == "as shipped":
-        yield
-        return
-    saved = _parser._SMALL, _parser._SLICE
-    _parser._SMALL, _parser._SLICE = 0, 64
-    try:
-        yield
-    finally:
-        _parser._SMALL, _parser._SLICE = saved
+        return EventStreamParser()
+    if path == "all in slices":
+        return SmallPieces(accelerate=Accelerator(small=0, slice=64))
+    return EventStreamParser(accelerate=False)
+
+
+def parse_in(path: str, chunks: list[bytes]) -> list[Event | Comment | Notice]:
+    """`parse_all(chunks)` with the parser `make_parser(path)`."""
+    parser = make_parser(path)
+    items: list[Event | Comment | Notice] = []
+    for i, chunk in enumerate(chunks):
+        items += parser.feed(chunk, float(i))
+    return items + parser.close()
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -220,8 +227,7 @@ def parser_path(path: str) -> Iterator[None]:
 @example(body=b"\xef\xbb\xbfdata: \xe2\x82\xac\r\n\r\n", cuts=[1, 2, 8, 9])
 def test_any_cut_gives_the_same_events(body: bytes, cuts: list[int], path: str) -> None:
     """Cutting the same bytes anywhere (empty chunks too) changes only times and chunk indices."""
-    with parser_path(path):
-        assert untimed(parse_all(split_at(body, cuts))) == untimed(parse_all([body]))
+    assert untimed(parse_in(path, split_at(body, cuts))) == untimed(parse_in(path, [body]))
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -229,16 +235,14 @@ def test_any_cut_gives_the_same_events(body: bytes, cuts: list[int], path: str) 
 @given(body=any_bodies)
 def test_matches_the_reference_algorithm(body: bytes, path: str) -> None:
     """The incremental parser and a plain whole-stream reading of the spec agree."""
-    with parser_path(path):
-        assert events_of(body) == reference_events(body)
+    assert simple(parse_in(path, [body])) == reference_events(body)
 
 
 @pytest.mark.parametrize("path", PATHS)
 @settings(max_examples=200, deadline=None)
 @given(body=any_bodies)
 def test_one_byte_at_a_time(body: bytes, path: str) -> None:
-    with parser_path(path):
-        assert untimed(parse_all([bytes([b]) for b in body])) == untimed(parse_all([body]))
+    assert untimed(parse_in(path, [bytes([b]) for b in body])) == untimed(parse_in(path, [body]))
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -246,12 +250,11 @@ def test_one_byte_at_a_time(body: bytes, path: str) -> None:
 @given(body=any_bodies, cuts=cut_lists)
 def test_event_offsets_slice_the_body(body: bytes, cuts: list[int], path: str) -> None:
     """Each event's [start, end) holds its own lines: re-parsing the slice gives the event back."""
-    with parser_path(path):
-        for e in (x for x in parse_all(split_at(body, cuts)) if isinstance(x, Event)):
-            if body[e.start : e.start + 3] == b"\xef\xbb\xbf":
-                continue  # re-parsed alone, a BOM opening the slice would be taken as the stream's own
-            again = parse_events(body[e.start : e.end])
-            assert [(x.type, x.data) for x in again] == [(e.type, e.data)]
+    for e in (x for x in parse_in(path, split_at(body, cuts)) if isinstance(x, Event)):
+        if body[e.start : e.start + 3] == b"\xef\xbb\xbf":
+            continue  # re-parsed alone, a BOM opening the slice would be taken as the stream's own
+        again = [x for x in parse_in(path, [body[e.start : e.end]]) if isinstance(x, Event)]
+        assert [(x.type, x.data) for x in again] == [(e.type, e.data)]
 
 
 def _holder(chunks: list[bytes], offset: int) -> int:
@@ -271,16 +274,15 @@ def _holder(chunks: list[bytes], offset: int) -> int:
 def test_times_follow_the_bytes(body: bytes, cuts: list[int], path: str) -> None:
     """With chunk i arriving at t=i: an event's t is when its last byte came, t_first when its first did,
     and a comment's t when its line end came."""
-    with parser_path(path):
-        chunks = split_at(body, cuts)
-        items = parse_all(chunks)
-        for c in (x for x in items if isinstance(x, Comment)):
-            line_end = min(i for i in (body.find(b"\r", c.offset), body.find(b"\n", c.offset)) if i >= 0)
-            assert c.t == c.chunk == _holder(chunks, line_end), c
-        for e in (x for x in items if isinstance(x, Event)):
-            assert e.t == e.chunk == _holder(chunks, e.end - 1), e
-            first_line = 0 if e.start == 3 and body.startswith(b"\xef\xbb\xbf") else e.start  # the BOM's line
-            assert e.t_first == _holder(chunks, first_line), e
+    chunks = split_at(body, cuts)
+    items = parse_in(path, chunks)
+    for c in (x for x in items if isinstance(x, Comment)):
+        line_end = min(i for i in (body.find(b"\r", c.offset), body.find(b"\n", c.offset)) if i >= 0)
+        assert c.t == c.chunk == _holder(chunks, line_end), c
+    for e in (x for x in items if isinstance(x, Event)):
+        assert e.t == e.chunk == _holder(chunks, e.end - 1), e
+        first_line = 0 if e.start == 3 and body.startswith(b"\xef\xbb\xbf") else e.start  # the BOM's line
+        assert e.t_first == _holder(chunks, first_line), e
 
 
 def test_parser_keeps_few_attributes() -> None:
@@ -295,15 +297,15 @@ def test_parser_keeps_few_attributes() -> None:
 @example(body=b"\x00" * 165 + b"\n\n" + b"\x00" * 63 + b"\n\x00", cuts=[103])
 @example(body=b"data" * 2 + b"\x00" * 56 + b"\r\n\r\n" + b"\x00" * 25 + b"\n\n" + b"data" * 8 + b"\ndata", cuts=[])
 @example(body=b"\x00" * 58 + b"\n\ndata\r\n\r\n\r\n" + b"data" * 12 + b"\r" + b"\x00" * 13, cuts=[])
+@example(body=b"\x00" * 63 + b"\n\n\ndata: " + b"\x00" * 43 + b"\n\ndatadata\ndata", cuts=[])
 def test_feed_iter_yields_what_feed_returns(body: bytes, cuts: list[int], path: str) -> None:
     """`feed_iter` yields exactly the items `feed` returns, in order and with the same provenance, at any cut
     (all in slices, a chunk of more than 128 bytes goes in several pieces)."""
-    with parser_path(path):
-        lists, iters = EventStreamParser(), EventStreamParser()
-        for i, chunk in enumerate(split_at(body, cuts)):
-            assert list(iters.feed_iter(chunk, float(i))) == lists.feed(chunk, float(i))
-        assert iters.close() == lists.close()
-        assert iters.stats == lists.stats
+    lists, iters = make_parser(path), make_parser(path)
+    for i, chunk in enumerate(split_at(body, cuts)):
+        assert list(iters.feed_iter(chunk, float(i))) == lists.feed(chunk, float(i))
+    assert iters.close() == lists.close()
+    assert iters.stats == lists.stats
 
 
 @pytest.mark.parametrize("nl", [b"\n", b"\r\n"])

@@ -1,0 +1,277 @@
+"""An accelerator for the event stream parser: whole events of the shapes LLM servers send, taken at once.
+
+This module only makes the parser faster; it is not needed to read the spec, and
+`EventStreamParser(accelerate=False)` runs without it. `benchmarks/parsers.py` needs it: it is what
+makes sse-inspect faster than the SSE parsers Python programs use, and it is the one module of the
+parser that uses speed idioms (`tuple.__new__`, C-level splits and maps, a cyclic-GC pause).
+
+The contract, one method: `Accelerator.take(parser, buf, pos, split, t, out) -> (stop, rest)`.
+
+- The parser calls it only at an event boundary: `buf[pos]` starts a line, no event is in progress,
+  no CR waits for its LF, the stream's first line is read. `buf[:split]` came before this chunk.
+- It takes whole events from `buf[pos:]`, as many as it can of two shapes (`data: V` blocks, or
+  `event: T` + `data: V` blocks, with LF or CRLF line ends throughout), up to `stop`; it declines by
+  taking nothing (`stop == pos`). In a big read, from a slice of other shapes on it hands the lines
+  up to the last blank line to the parser's rules (`_lines`), so that what follows that blank line is
+  judged alike however the bytes were cut (`feed_iter` cuts a big read into pieces).
+- It appends their events to `out` and counts them in the parser (`_events`, `_lf`, `_crlf`, and the
+  notice of the stream's first CRLF, through `_count_crlf`). It reads the parser's provenance and
+  spec state (`_offset`, `_parts_t`, `_chunk`, `_last_event_id`, `_retry`, `_held`, `_first_crlf`) and
+  changes nothing else.
+- `rest` says what the parser does with `buf[stop:]`: READ, read it by the rules, line by line; KEEP,
+  it is the start of a line only, which the line buffer keeps; HOLD, it is whole lines of an event that
+  has not ended, then the start of a line, with no blank line: the parser keeps it unread and uncut
+  until the next chunk (`LineBuffer._hold`), which then starts at an event boundary again and can be
+  taken here. Reading those lines a chunk later changes no item (a notice about one of them says the
+  later time, as a notice about a CR ending a chunk always does), nor how they are timed.
+
+The events it makes are those the line rules give, field for field; `tests/test_parser_accel.py`
+holds it to `accelerate=False` at every cut.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterable
+from itertools import accumulate, chain, islice, repeat
+from operator import add
+from typing import TYPE_CHECKING
+
+from ._events import Event
+from ._linebuffer import find_blank
+
+if TYPE_CHECKING:
+    from ._linebuffer import Item
+    from ._parser import EventStreamParser
+
+__all__ = ["HOLD", "KEEP", "READ", "Accelerator"]
+
+# What `buf[stop:]` is, when `take` returns (see the module docstring):
+READ = 0  # anything: the parser reads it line by line
+HOLD = 1  # whole lines of an event not ended yet, then the start of a line, no blank line: kept unread
+KEEP = 2  # the start of a line only (no line end): kept, as the line buffer keeps an unfinished line
+
+_new = tuple.__new__  # Event(...) runs a Python-level __new__; this makes the same tuple in C
+_DATA = (b"data: ", 6, "message", 2)  # a block shape: head, its length, event type, line ends
+
+
+class Accelerator:
+    """Takes whole events of the usual shapes for one parser (it keeps the last block shape it saw).
+
+    `small`: reads up to this size go block by block (a live stream's block or two); bigger ones are cut
+    in slices of about `slice` bytes, each split and checked in C. The tests make both small to send
+    small bodies through the slices.
+    """
+
+    def __init__(self, small: int = 1024, slice: int = 65536) -> None:  # noqa: A002 - the word for it
+        self.small = small
+        self.slice = slice
+        self._shapes = [_DATA, _DATA]  # the last block shape, with LF and with CRLF line ends
+
+    def take(self, p: EventStreamParser, buf: bytes, pos: int, split: int, t: float | None,
+             out: list[Item]) -> tuple[int, int]:  # fmt: skip
+        """Whole events from `buf[pos:]`, at an event boundary: see the module docstring. `buf[:split]`
+        came before this chunk (at `p._parts_t`), the rest at `t`.
+
+        A small read (a live stream's block or two) goes block by block: at `pos`, `head` (the last block's
+        `data: ` or `event: T` line + `data: `, see _shape) matches, and the data line runs to `end`, the
+        first LF (CR in a buffer that holds one) after it; `tail`, the rest of its line end and the blank
+        line, follows, with no CR in an LF buffer nor an LF in a CRLF one's value. A big one: `_slices`.
+        """
+        crlf = 13 in buf
+        if len(buf) > self.small or (crlf and p._first_crlf is None):
+            return self._slices(p, buf, pos, split, t, crlf, out)
+        if crlf:
+            head, size, kind, lines = self._shapes[1]
+            end_byte, nl, tail = 13, 2, b"\n\r\n"
+        else:
+            head, size, kind, lines = self._shapes[0]
+            end_byte, nl, tail = 10, 1, b"\n"
+        index = p._events
+        base = p._offset
+        then = READ
+        rest = buf
+        while True:
+            if pos:
+                rest = buf[pos:]
+                if 10 not in rest and (not crlf or 13 not in rest):
+                    then = KEEP  # the start of a line (`pos` > `split`)
+                    break
+            start = pos + size
+            if buf[pos:start] != head:
+                shape = self._shape(buf, pos, crlf)
+                if shape is None:  # what is left may wait: lines and the start of one, or one `event:` line
+                    if (pos > 0 or not p._held) and not crlf and (
+                        _can_wait(rest) or (rest.startswith(b"event:") and rest.find(10) == len(rest) - 1)
+                    ):  # fmt: skip
+                        then = HOLD
+                    break
+                head, size, kind, lines = shape
+                start = pos + size
+            end = buf.find(end_byte, start)
+            if end < 0 or buf[end + 1 : end + 2 * nl] != tail:
+                if pos > 0 or not p._held:
+                    if end < 0:  # the read ends in the block's data line (LF): `event: T`, part of `data: V`
+                        then = HOLD if not crlf else READ
+                    elif (b"\r\n" if crlf else b"\n").startswith(buf[end:]) and not (crlf and 10 in buf[start:end]):
+                        then = HOLD  # or in its line end, before the blank line: LF, CR or CRLF
+                break
+            raw = buf[start:end]
+            if crlf and 10 in raw:
+                break
+            try:
+                value = raw.decode()
+            except UnicodeDecodeError:
+                break  # the line path decodes with replacement and says where
+            out.append(_new(Event, (index, kind, value, p._last_event_id, p._retry, base + pos,
+                                    base + end + nl + 1, p._parts_t if pos < split else t, t, p._chunk)))  # fmt: skip
+            index += 1
+            if crlf:
+                p._crlf += lines
+            else:
+                p._lf += lines
+            pos = end + 2 * nl
+        p._events = index
+        return pos, then
+
+    def _shape(self, buf: bytes, pos: int, crlf: bool) -> tuple[bytes, int, str, int] | None:
+        """The block shape at `pos`, where the last block's did not match: (head, its length, type, lines),
+        kept for the next blocks; None when it is neither `data: ` nor an `event: T` line (its type decoded)
+        + `data: `."""
+        if buf.startswith(b"data: ", pos):
+            shape = _DATA
+        else:
+            eol = buf.find(13 if crlf else 10, pos)
+            nl = 2 if crlf else 1
+            if not (buf.startswith(b"event: ", pos) and buf.startswith(b"\r\ndata: " if crlf else b"\ndata: ", eol)):
+                return None
+            name = buf[pos + 7 : eol]
+            if crlf and 10 in name:
+                return None
+            try:
+                shape = (buf[pos : eol + nl + 6], eol + nl + 6 - pos, name.decode() or "message", 3)
+            except UnicodeDecodeError:
+                return None
+        self._shapes[crlf] = shape
+        return shape
+
+    def _slices(self, p: EventStreamParser, buf: bytes, pos: int, split: int, t: float | None, crlf: bool,
+                out: list[Item]) -> tuple[int, int]:  # fmt: skip
+        """A big read: the bytes from `pos` to the last blank line in `buf`, in slices of about `slice` bytes
+        cut at blank lines, each all of one shape (`_batch`); from a slice of other shapes on, the parser's
+        line rules read them (`_lines`). Then what follows the last blank line may wait, as in `take`."""
+        sep = b"\r\n\r\n" if crlf else b"\n\n"
+        end = buf.rfind(sep, pos)
+        if end >= 0:
+            nl = sep[len(sep) // 2 :]
+            stop = end + len(sep)
+            # Many events at once: none of them can be part of a reference cycle, so the cyclic GC, which
+            # would walk them all again and again as they pile up, is paused meanwhile.
+            collecting = gc.isenabled()
+            gc.disable()
+            try:
+                while pos < stop:
+                    cut = find_blank(buf, sep, pos + self.slice, end) if pos + self.slice < end else -1
+                    cut = end if cut < 0 else cut
+                    first = len(out)
+                    ends = self._batch(p, buf, pos, cut, nl, sep, p._parts_t if pos < split else t, t, out)
+                    if not ends:  # other shapes: the parser's rules read them, up to the last blank line
+                        pos = p._lines(buf, pos, split, t, out, limit=stop)
+                        break
+                    if len(nl) == 1:
+                        p._lf += ends
+                    elif p._first_crlf is None:  # its notice goes where the line rules put it: before the first event
+                        notice: list[Item] = []
+                        p._count_crlf(p._offset + buf.find(b"\r\n", pos), notice, ends)
+                        out[first:first] = notice
+                    else:
+                        p._crlf += ends
+                    pos = cut + len(sep)
+            finally:
+                if collecting:
+                    gc.enable()
+        rest = buf[pos:]
+        if 10 not in rest and 13 not in rest:
+            return pos, KEEP
+        if crlf:
+            waits = (pos > 0 or not p._held) and _can_wait(rest)
+        else:
+            waits = rest[-1] != 10 and rest[0] != 10 and (pos > 0 or not p._held)  # past the last LF LF: none
+        return pos, HOLD if waits else READ
+
+    def _batch(self, p: EventStreamParser, buf: bytes, pos: int, cut: int, nl: bytes, sep: bytes,
+               t_first: float | None, t: float | None, out: list[Item]) -> int:  # fmt: skip
+        """The blocks of `buf[pos:cut]`, of one shape, all in C: their events appended, and the count of their
+        line ends returned (0, nothing appended: not all of one shape, or not UTF-8)."""
+        try:
+            if buf.startswith(b"data: ", pos):  # split on the separator and the next field name: the values
+                values = buf[pos + 6 : cut].split(sep + b"data: ")
+                rest = b"".join(values)
+                if 10 in rest or 13 in rest:
+                    return 0  # some block is not exactly one `data: V` line
+                types: Iterable[str] = repeat("message")
+                sizes = list(map((6 + len(sep)).__add__, map(len, values)))
+                ends = 2 * len(values)
+            elif not buf.startswith(b"event: ", pos) or not buf.startswith(b"data: ", buf.find(nl, pos) + len(nl)):
+                return 0
+            elif nl == b"\n":
+                # Its lines: `event: T`, `data: V` and a blank one, block after block (the last without its
+                # blank line, which ends the region); split on the one-byte LF, the fastest split there is.
+                lines = buf[pos:cut].split(b"\n")
+                kinds, data_lines = lines[0::3], lines[1::3]
+                if len(lines) % 3 != 2 or any(lines[2::3]):
+                    return 0
+                # Every data line starts with `data: ` if, joined by LF, they split on `\ndata: ` into as many.
+                values = b"\n".join(data_lines).split(b"\ndata: ")
+                if len(values) != len(data_lines) or not values[0].startswith(b"data: "):
+                    return 0
+                values[0] = values[0][6:]
+                names = {}  # a few distinct event lines
+                for kind in dict.fromkeys(kinds):
+                    if not kind.startswith(b"event: "):
+                        return 0
+                    names[kind] = kind[7:].decode() or "message"
+                types = list(map(names.__getitem__, kinds))
+                sizes = list(map((3).__add__, map(add, map(len, kinds), map(len, data_lines))))
+                ends = 3 * len(values)
+            else:
+                # CRLF: T1, V1, T2, V2, ...: one replace, one split
+                body, next_event, data_line = buf[pos + 7 : cut], sep + b"event: ", nl + b"data: "
+                items = body.replace(next_event, data_line).split(data_line)
+                kinds, values = items[0::2], items[1::2]
+                rest = b"".join(items)
+                if (
+                    len(items) % 2 or 10 in rest or 13 in rest
+                    or next_event.join(map(data_line.join, zip(kinds, values))) != body
+                ):  # fmt: skip
+                    return 0  # not exactly `event: T` + `data: V` blocks: put back together, they differ
+                names = {kind: kind.decode() or "message" for kind in dict.fromkeys(kinds)}  # a few distinct types
+                types = list(map(names.__getitem__, kinds))
+                sizes = list(map((13 + 3 * len(nl)).__add__, map(add, map(len, kinds), map(len, values))))
+                ends = 3 * len(values)
+            datas = list(map(bytes.decode, values))
+        except UnicodeDecodeError:
+            return 0  # the line path decodes with replacement and says where
+        index = p._events
+        base = p._offset
+        back = len(nl) - 1  # an event ends where the next starts, or (CRLF) past its blank line's CR
+        out += map(
+            _new, repeat(Event),
+            zip(
+                range(index, index + len(datas)), types, datas, repeat(p._last_event_id), repeat(p._retry),
+                accumulate(sizes, initial=base + pos), islice(accumulate(sizes, initial=base + pos - back), 1, None),
+                chain((t_first,), repeat(t)), repeat(t), repeat(p._chunk),
+            ),
+        )  # fmt: skip
+        p._events = index + len(datas)
+        return ends
+
+
+def _can_wait(rest: bytes) -> bool:
+    """Whether `rest` (which starts a line and ends some) may wait uncut for the next chunk: it must hold
+    no blank line (its event would be dispatched later than it arrived) and end inside a line (so that
+    the next chunk's bytes continue a line that began with this one)."""
+    return not (
+        rest[-1] == 10 or rest[-1] == 13 or rest[0] == 10 or rest[0] == 13 or rest.find(b"\n\n") >= 0
+        or (13 in rest and (rest.find(b"\r\r") >= 0 or rest.find(b"\n\r") >= 0))
+    )  # fmt: skip
