@@ -17,8 +17,8 @@ comes out as `Notice` values beside the events.
 
 How it reads: `LineBuffer` (`_linebuffer.py`) cuts the chunks into lines; `_line` below applies the
 field rules to each, and `_dispatch` makes the events, the one place they are made on this path. At
-an event boundary, `feed` first offers the bytes to an `Accelerator` (`_parser_accel.py`), which
-takes whole events of the shapes LLM servers send faster than line by line, or declines;
+an event boundary, `feed` hands the chunk to an `Accelerator` (`_parser_accel.py`), which takes whole
+events of the shapes LLM servers send faster than line by line and leaves the rest to these rules;
 `EventStreamParser(accelerate=False)` reads every line here, and the property tests hold the two ways
 to the same items.
 """
@@ -69,7 +69,6 @@ class EventStreamParser(LineBuffer):
         if accelerate is True:
             accelerate = Accelerator()
         self._accel = accelerate or None
-        self._take = self._accel.take if self._accel else None  # looked up once: it is called on most reads
         self._first_line = True
         self._closed = False
         # The spec's buffers. The data buffer is kept as a list of lines, joined at dispatch.
@@ -120,18 +119,19 @@ class EventStreamParser(LineBuffer):
                 self._parts = [data]
                 self._parts_t = t
             return []
+        if self._start is None and not self._after_cr and not self._first_line and self._accel is not None:
+            # At an event boundary (no event in progress, no CR waiting for its LF, the first line read), the
+            # usual read: the accelerator reads the chunk, taking what it can and leaving the rest to the rules.
+            return self._accel.feed(self, data, t)
         buf, split = self._join(data)
         out: list[Item] = []
         pos = 0
-        at_boundary = True  # the usual case: no event in progress, no CR waiting for its LF, the first line read
-        if self._after_cr or self._start is not None or self._first_line:
-            if self._after_cr:
-                pos = self._after_cr_line_end(buf, out)
-            if self._start is not None or self._first_line:  # finish the event in progress first
-                pos = self._lines(buf, pos, split, t, out, to_blank=True)
-            at_boundary = self._start is None and not self._after_cr and not self._first_line
-        if at_boundary and self._take is not None:
-            pos, rest = self._take(self, buf, pos, split, t, out)
+        if self._after_cr:
+            pos = self._after_cr_line_end(buf, out)
+        if self._start is not None or self._first_line:  # finish the event in progress first
+            pos = self._lines(buf, pos, split, t, out, to_blank=True)
+        if self._start is None and not self._after_cr and not self._first_line and self._accel is not None:
+            pos, rest = self._accel.take(self, buf, pos, split, t, out)  # at an event boundary now
             if rest == HOLD:
                 self._hold(buf, pos, split, t)
                 return out

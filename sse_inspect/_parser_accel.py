@@ -25,6 +25,13 @@ The contract, one method: `Accelerator.take(parser, buf, pos, split, t, out) -> 
   taken here. Reading those lines a chunk later changes no item (a notice about one of them says the
   later time, as a notice about a CR ending a chunk always does), nor how they are timed.
 
+The read of a live stream (a chunk of a block or two, the usual call) is where the cost is: a Python
+call is about a tenth of it. So a chunk that ends a line at an event boundary comes here whole, to
+`Accelerator.feed(parser, data, t)`, which does the parser's part of the read in one call: the line
+buffer's steps (join the pending bytes, leave the rest as KEEP or HOLD say) inline around `take`, and
+`parser._lines` for what `take` leaves to the rules. It also holds a short read that ends no event
+(lines with no blank line: the next read will likely end their block) before it is joined, as HOLD.
+
 The events it makes are those the line rules give, field for field; `tests/test_parser_accel.py`
 holds it to `accelerate=False` at every cut.
 """
@@ -51,6 +58,7 @@ READ = 0  # anything: the parser reads it line by line
 HOLD = 1  # whole lines of an event not ended yet, then the start of a line, no blank line: kept unread
 KEEP = 2  # the start of a line only (no line end): kept, as the line buffer keeps an unfinished line
 
+SHORT = 64  # a read shorter than this that ends no event waits unjoined (see Accelerator.feed)
 _new = tuple.__new__  # Event(...) runs a Python-level __new__; this makes the same tuple in C
 _DATA = (b"data: ", 6, "message", 2)  # a block shape: head, its length, event type, line ends
 
@@ -67,6 +75,46 @@ class Accelerator:
         self.small = small
         self.slice = slice
         self._shapes = [_DATA, _DATA]  # the last block shape, with LF and with CRLF line ends
+
+    def feed(self, p: EventStreamParser, data: bytes, t: float | None) -> list[Item]:
+        """`p.feed(data, t)` at an event boundary (no event in progress, no CR waiting for its LF, the
+        stream's first line read), for a chunk that ends a line; `p` has counted the chunk. Returns what
+        the chunk completed. The line buffer's steps (`_join`, `_keep`, `_hold`) are made inline here."""
+        parts = p._parts
+        if (
+            len(data) < SHORT and not p._held and data[0] != 10 and data[-1] != 10 and 13 not in data
+            and data.find(b"\n\n") < 0
+        ):  # fmt: skip
+            # A short read that ends no event (LF line ends, no blank line) waits uncut as `LineBuffer._hold`
+            # keeps lines (they end no event, so none is late), and without a join: the next read will
+            # likely end their block. (`_held` unset: the pending bytes are the start of a line.)
+            p._held = (p._offset + sum(map(len, parts)), t, p._chunk)
+            if parts:
+                parts.append(data)
+            else:
+                p._parts = [data]
+                p._parts_t = t
+            return []
+        if parts:
+            parts.append(data)
+            buf = b"".join(parts)
+            split = len(buf) - len(data)
+        else:
+            buf, split = data, 0
+        out: list[Item] = []
+        pos, then = self.take(p, buf, 0, split, t, out)
+        if then == KEEP:  # as `_keep` leaves it
+            p._parts = [buf[pos:]] if pos < len(buf) else []
+            if pos >= split:
+                p._parts_t = t
+            p._held = None
+            p._offset += pos
+        elif then == HOLD:
+            p._hold(buf, pos, split, t)
+        else:  # READ
+            pos = p._lines(buf, pos, split, t, out)
+            p._keep(buf[pos:], pos, split, t)
+        return out
 
     def take(self, p: EventStreamParser, buf: bytes, pos: int, split: int, t: float | None,
              out: list[Item]) -> tuple[int, int]:  # fmt: skip
