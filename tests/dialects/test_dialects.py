@@ -12,7 +12,7 @@ import pytest
 from sse_inspect._errors import DialectError
 from sse_inspect._events import Event
 from sse_inspect._parser import EventStreamParser
-from sse_inspect.dialects import DIALECTS, Answer, Step, detect_dialect, get_dialect
+from sse_inspect.dialects import DIALECTS, Answer, EventFlags, detect_dialect, get_dialect
 
 CORPUS = Path(__file__).resolve().parent.parent / "data" / "corpus"
 MANIFEST: list[dict[str, Any]] = json.loads((CORPUS / "MANIFEST.json").read_text(encoding="utf-8"))
@@ -469,20 +469,20 @@ def test_registry() -> None:
 
 
 def test_feed_says_what_each_event_was_as_step_flags() -> None:
-    assert [(flag.name, int(flag)) for flag in Step] == [("TEXT", 1), ("END", 2), ("INVALID_JSON", 4), ("ERROR", 8)]
-    both = Step.TEXT | Step.END
-    assert isinstance(both, Step) and repr(both) == "<Step.TEXT|END: 3>"
-    assert type(both & Step.TEXT) is int and both & Step.TEXT == 1 and not both & Step.ERROR
+    assert [(flag.name, int(flag)) for flag in EventFlags] == [("TEXT", 1), ("END", 2), ("INVALID_JSON", 4), ("ERROR", 8)]
+    both = EventFlags.TEXT | EventFlags.END
+    assert isinstance(both, EventFlags) and repr(both) == "<EventFlags.TEXT|END: 3>"
+    assert type(both & EventFlags.TEXT) is int and both & EventFlags.TEXT == 1 and not both & EventFlags.ERROR
     late = chunk({"delta": {"content": "late"}})
     events = stream(chunk({"delta": {"content": "x"}}), "nope", '{"error": {"message": "m"}}', "[DONE]", late)
     reader = get_dialect("openai-chat").reader()
     flags = [reader.feed(event) for event in events]
-    assert flags == [Step.TEXT, Step.INVALID_JSON, Step.ERROR, Step.END, Step(0)]
-    assert all(type(flag) is Step for flag in flags)
+    assert flags == [EventFlags.TEXT, EventFlags.INVALID_JSON, EventFlags.ERROR, EventFlags.END, EventFlags(0)]
+    assert all(type(flag) is EventFlags for flag in flags)
 
 
 @pytest.mark.parametrize("name", sorted(DIALECTS))
 def test_every_dialect_gives_step_flags_on_the_corpus(name: str) -> None:
     for path in sorted(CORPUS.glob("*.sse")):
         reader = get_dialect(name).reader()
-        assert all(type(reader.feed(event)) is Step for event in parse(path.read_bytes()))
+        assert all(type(reader.feed(event)) is EventFlags for event in parse(path.read_bytes()))

@@ -15,7 +15,7 @@ from sse_inspect import (
     Dialect,
     Reader,
     Request,
-    Step,
+    EventFlags,
     analyze,
     capture_from_body,
     detect_dialect,
@@ -70,7 +70,7 @@ def test_the_example_is_about_fifty_lines_and_subclasses_the_public_bases() -> N
 def test_a_whole_stream() -> None:
     events = parse_events(STREAM)
     reader = TGI().reader()
-    assert [reader.feed(event) for event in events] == [Step.TEXT, Step.TEXT, Step.END]
+    assert [reader.feed(event) for event in events] == [EventFlags.TEXT, EventFlags.TEXT, EventFlags.END]
     answer = TGI().rebuild(events)
     assert answer.dialect == "tgi" and answer.text == " Deep learning"  # the special token left out
     assert answer.finish_reason == "eos_token" and answer.usage == {"generated_tokens": 3}

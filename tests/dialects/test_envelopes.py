@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from sse_inspect import EventStreamParser, analyze, load_capture
 from sse_inspect._events import Event
-from sse_inspect.dialects import DIALECTS, Answer, Step, get_dialect
+from sse_inspect.dialects import DIALECTS, Answer, EventFlags, get_dialect
 from sse_inspect.dialects._envelope import EnvelopeCache
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -120,11 +120,11 @@ def anthropic_stream(draw: st.DrawFn) -> list[tuple[str, str]]:
     return items
 
 
-def read(dialect: str, events: list[Event], *, accelerate: bool = True) -> tuple[list[Step], Answer]:
+def read(dialect: str, events: list[Event], *, accelerate: bool = True) -> tuple[list[EventFlags], Answer]:
     """The flags of every event and the answer, with its `text_events` as the analysis keeps them."""
     reader = get_dialect(dialect).reader(accelerate=accelerate)
     flags = [reader.feed(event) for event in events]
-    text_events = tuple(event.index for event, step in zip(events, flags) if step & Step.TEXT)
+    text_events = tuple(event.index for event, step in zip(events, flags) if step & EventFlags.TEXT)
     return flags, reader.answer(get_dialect(dialect), text_events)
 
 
@@ -197,7 +197,7 @@ def test_the_captures_are_read_by_envelope() -> None:
 def test_without_acceleration_nothing_is_learnt() -> None:
     events = [Event(index=n, data=token(f"w{n}")) for n in range(100)]
     reader = get_dialect("openai-chat").reader(accelerate=False)
-    assert all(reader.feed(event) == Step.TEXT for event in events)
+    assert all(reader.feed(event) == EventFlags.TEXT for event in events)
     assert (reader._tries, reader._hits, reader._envelope) == (0, 0, None)
     assert str(reader.choice(0).text) == "".join(f"w{n}" for n in range(100))
 
@@ -238,7 +238,7 @@ def test_a_text_written_unlike_the_field_that_reads_the_same_is_not_taken_for_it
     events = [Event(index=n, data=first.replace('"a"', f'"{x}"', 1)) for n, x in enumerate("abc")]
     both_ways("openai-chat", events)
     reader = get_dialect("openai-chat").reader()
-    assert [reader.feed(event) for event in events] == [Step.TEXT] * 3
+    assert [reader.feed(event) for event in events] == [EventFlags.TEXT] * 3
     assert (reader._tries, reader._hits) == (3, 0) and str(reader.choice(0).text) == "aaa"
 
 
