@@ -15,7 +15,7 @@ __all__ = ["LifecycleCheck"]
 
 _NOT_TEXT = ~EventFlags.TEXT
 """Every flag but TEXT, as a module global: speed code for `event`, which runs for every event (on
-Python 3.11, `~EventFlags.TEXT` written there costs 0.3 µs an event, 3% of the whole `check`)."""
+Python 3.11, `~EventFlags.TEXT` written there costs 0.3 µs an event; `check` takes about 7 µs)."""
 _SENTINELS_KEPT = 100
 """[DONE]-like events reported (each is a finding)."""
 _RECENT = 256
