@@ -26,8 +26,8 @@ from ._outcome import Outcome, decide_outcome
 from ._parser import EventStreamParser, ParseStats
 from ._rechunk import RechunkSpec
 from ._rechunk import rechunk as recut
-from .dialects import Answer, Dialect, Reader, Step, detect_dialect, get_dialect
-from .dialects._base import END, TEXT
+from .dialects import Answer, Dialect, EventFlags, Reader, detect_dialect, get_dialect
+from .dialects._base import END, TEXT  # the flags as plain ints: speed code for the per-event loop
 
 __all__ = ["Analysis", "Observer", "Outcome", "Timing", "analyze", "body_chunks"]
 
@@ -117,8 +117,8 @@ class Observer:
     def wire(self, chunk: Chunk) -> None:
         """A chunk as it crossed the wire (still content-encoded, if it was)."""
 
-    def event(self, event: Event, flags: Step) -> None:
-        """An event and what the dialect saw in it, as `Step` flags (`flags & Step.TEXT`, ...)."""
+    def event(self, event: Event, flags: EventFlags) -> None:
+        """An event and what the dialect saw in it, as `EventFlags` (`flags & EventFlags.TEXT`, ...)."""
 
     def comment(self, comment: Comment) -> None:
         """A comment line."""
@@ -185,13 +185,13 @@ def _parsed(chunks: Iterable[Chunk], parser: EventStreamParser, notices: list[No
     yield None, None, [*notices, *parser.close()]
 
 
-_NOTHING = Step(0)
+_NOTHING = EventFlags(0)
 
 
 class _Unread(Reader):
     """A reader that reads nothing, for `analyze(rebuild=False)`."""
 
-    def feed(self, event: Event) -> Step:
+    def feed(self, event: Event) -> EventFlags:
         return _NOTHING
 
     def is_end(self, event: Event, kind: str, payload: dict[str, Any]) -> bool:

@@ -25,9 +25,8 @@ from ._events import Comment, Event, Notice
 from ._parser import EventStreamParser
 from ._rechunk import RechunkSpec
 from ._rechunk import rechunk as recut
-from .dialects import Answer, Dialect, detect_dialect, get_dialect
+from .dialects import Answer, Dialect, EventFlags, detect_dialect, get_dialect
 from .dialects._accumulate import ChoiceState
-from .dialects._base import TEXT
 
 __all__ = ["Pacing", "Playback", "Step"]
 
@@ -123,7 +122,7 @@ class Playback:
             for item in items:
                 if isinstance(item, Event):
                     events += 1
-                    if read(item) & TEXT:
+                    if read(item) & EventFlags.TEXT:
                         text_events.append(item.index)
             text, restarted = self._new_text()
             if chunk is None:

@@ -6,14 +6,16 @@ from collections.abc import Iterator
 
 from .._capture import Chunk
 from .._events import Event
-from ..dialects._accumulate import DONE
-from ..dialects._base import END, ERROR, INVALID_JSON, KEPT, TEXT
+from ..dialects import DONE, KEPT, EventFlags
 from ._check import Check, Context, Need
 from ._model import Finding, Severity, Thresholds
 from .evidence import EndMissing, ErrorEvent, InvalidEvents
 
 __all__ = ["LifecycleCheck"]
 
+_NOT_TEXT = ~EventFlags.TEXT
+"""Every flag but TEXT, as a module global: speed code for `event`, which runs for every event (on
+Python 3.11, `~EventFlags.TEXT` written there costs 0.3 µs an event; `check` takes about 7 µs)."""
 _SENTINELS_KEPT = 100
 """[DONE]-like events reported (each is a finding)."""
 _RECENT = 256
@@ -41,22 +43,22 @@ class LifecycleCheck(Check):
         self._tail = b""  # the last `_RECENT` body bytes (or more: the last chunk), up to
         self._offset = 0  # this offset
 
-    def event(self, event: Event, flags: int) -> None:
+    def event(self, event: Event, flags: EventFlags) -> None:
         self.last = event
-        if flags & ~TEXT or self.markers or len(event.data) < 16:  # most events are text and nothing more
+        if flags & _NOT_TEXT or self.markers or len(event.data) < 16:  # most events are text and nothing more
             self._notable(event, flags)
 
-    def _notable(self, event: Event, flags: int) -> None:
-        if flags & END:
+    def _notable(self, event: Event, flags: EventFlags) -> None:
+        if flags & EventFlags.END:
             if len(self.markers) < 2:
                 self.markers.append(event)
         elif self.markers and event.data != DONE:
             self.after_count += 1
             if not self.after:
                 self.after.append(event)
-        if flags & INVALID_JSON and self.invalid is None:
+        if flags & EventFlags.INVALID_JSON and self.invalid is None:
             self.invalid = event
-        if flags & ERROR and len(self.errors) < KEPT:
+        if flags & EventFlags.ERROR and len(self.errors) < KEPT:
             self.errors[event.index] = event
         data = event.data
         if len(self.sentinels) + len(self._unresolved) >= _SENTINELS_KEPT:

@@ -8,7 +8,7 @@ from typing import Any, TextIO
 from .._analysis import Analysis, Observer
 from .._events import Comment, Event
 from .._fastjson import encode_string
-from ..dialects import Answer, Choice, ToolCall
+from ..dialects import Answer, Choice, EventFlags, ToolCall
 
 
 def dumps(obj: Any) -> str:
@@ -125,7 +125,7 @@ class JsonLinesOut(Observer):
         self.write = out.write
         self.comments = comments
 
-    def event(self, event: Event, flags: int) -> None:
+    def event(self, event: Event, flags: EventFlags) -> None:
         self.write(event_line(event))
 
     def comment(self, comment: Comment) -> None:

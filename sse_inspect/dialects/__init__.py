@@ -1,6 +1,8 @@
 """The known stream grammars: the registry, lookup by name, and detection from the first events.
 
-A dialect is a `Dialect` subclass and its `Reader` (docs/dialects.md shows how to write one);
+A dialect is a `Dialect` subclass and its `Reader` (docs/dialects.md shows how to write one), which
+says of each event what it was as `EventFlags`; `DONE` is the `[DONE]` sentinel's data, and `KEPT`
+how many indices of end markers and of invalid payloads a reader keeps.
 `_answer` holds the values a reader gives, `_accumulate` the state it keeps, `_detect` the
 detection scores, and `_envelope` the accelerator the OpenAI Chat and Anthropic readers opt into.
 
@@ -14,8 +16,9 @@ from collections.abc import Sequence
 
 from .._errors import DialectError
 from .._events import Event
+from ._accumulate import DONE
 from ._answer import Answer, Choice, InbandError, ToolCall
-from ._base import Dialect, Reader, Step
+from ._base import KEPT, Dialect, EventFlags, Reader
 from .anthropic import Anthropic
 from .cohere import Cohere
 from .gemini import Gemini
@@ -25,12 +28,14 @@ from .openai_responses import OpenAIResponses
 
 __all__ = [
     "DIALECTS",
+    "DONE",
+    "KEPT",
     "Answer",
     "Choice",
     "Dialect",
+    "EventFlags",
     "InbandError",
     "Reader",
-    "Step",
     "ToolCall",
     "detect_dialect",
     "get_dialect",

@@ -4,12 +4,12 @@ A `Reader` subclass writes the grammar alone, in two methods: `is_end` (is this 
 and `step` (what does this event add?), with the helpers `choice`, `add`, `mark` and `identify`.
 The base does the bookkeeping every dialect shares: it parses each event's data as JSON and counts
 the payloads that are not, records in-band errors and end markers, stops reading at the end when the
-dialect says clients do, and says of each event what it was, as `Step` flags. docs/dialects.md walks
+dialect says clients do, and says of each event what it was, as `EventFlags`. docs/dialects.md walks
 through a whole dialect.
 
-Speed note (the end-to-end benchmark needs it): `Step`'s `&` is int's, so testing a flag of every
+Speed note (the end-to-end benchmark needs it): `EventFlags`'s `&` is int's, so testing a flag of every
 event costs what testing an int does (enum's own `&` is Python code, tens of times slower); `feed`
-computes with the plain-int names `TEXT`, `END`, ... and returns the `Step` of the result.
+computes with the plain-int names `TEXT`, `END`, ... and returns the `EventFlags` of the result.
 """
 
 from __future__ import annotations
@@ -24,16 +24,16 @@ from .._fastjson import loads
 from ._accumulate import DONE, Channel, ChoiceState, as_dict, as_str, event_kind, inband_error, label
 from ._answer import Answer, Choice, InbandError
 
-__all__ = ["END", "ERROR", "INVALID_JSON", "KEPT", "TEXT", "Dialect", "Reader", "Step"]
+__all__ = ["END", "ERROR", "INVALID_JSON", "KEPT", "TEXT", "Dialect", "EventFlags", "Reader"]
 
 KEPT = 1000
 """How many indices of end markers and of invalid payloads a reader keeps (the counts go on)."""
 
 
-class Step(enum.IntFlag):
-    """What `Reader.feed` says of an event: any of these flags, or none (`Step(0)`).
+class EventFlags(enum.IntFlag):
+    """What `Reader.feed` says of an event: any of these flags, or none (`EventFlags(0)`).
 
-    Test one with `flags & Step.TEXT` (which gives a plain int).
+    Test one with `flags & EventFlags.TEXT` (which gives a plain int).
     """
 
     TEXT = 1
@@ -45,22 +45,25 @@ class Step(enum.IntFlag):
     ERROR = 8
     """The event reported an in-band error."""
 
-    # see the speed note above; mypy expects enum's `&`, which returns a Step
+    # see the speed note above; mypy expects enum's `&`, which returns an EventFlags
     __and__ = int.__and__  # type: ignore[assignment]
     __rand__ = int.__rand__  # type: ignore[assignment]
 
 
-TEXT, END, INVALID_JSON, ERROR = (flag.value for flag in Step)
+TEXT, END, INVALID_JSON, ERROR = (flag.value for flag in EventFlags)
 """The flags as plain ints, for loops that test every event."""
-_STEPS = tuple(Step(value) for value in range(16))
-"""Each combination of flags by its value, to return one without calling `Step`."""
+_COMBINATIONS = tuple(EventFlags(value) for value in range(16))
+"""Each combination of flags by its value, to return one without calling `EventFlags`."""
 
 
 class Reader(ABC):
     """Reads one stream, event by event (`feed`), and gives what it read as an `Answer` (`answer`).
 
     A subclass implements `is_end` and `step`; it may set `stops_at_end` and `expects_json`, and
-    keep state of its own in `__init__` (calling `super().__init__()`).
+    keep state of its own in `__init__(self, *, accelerate=True)`, calling
+    `super().__init__(accelerate=accelerate)`. `accelerate` matters only to a reader with an
+    accelerator (`EnvelopeCache`), which reads every event the long way when it is False; elsewhere it
+    has no effect, so that `dialect.reader(accelerate=False)` works for every dialect.
 
     The base keeps per-choice state (`choice`), the last usage object, the model and response id,
     the in-band errors, `extra` facts, and at most `KEPT` indices of end markers and of invalid
@@ -72,11 +75,15 @@ class Reader(ABC):
     """
 
     stops_at_end: ClassVar[bool] = True
-    """Whether clients stop reading at the first end marker (False: they read the body to its end)."""
+    """What the client reads: whether clients stop reading at the first end marker, so that later
+    events are not in the answer (False: they read the body to its end). Whether such an event is a
+    fault is the dialect's `end_closes_stream`."""
     expects_json: ClassVar[bool] = True
     """Whether every event's data should be JSON (`[DONE]` excepted); the others are counted as invalid."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, accelerate: bool = True) -> None:
+        self.accelerate = accelerate
+        """Whether an accelerator may take events (no effect on a reader without one)."""
         self._choices: dict[int, ChoiceState] = {}
         self._marked = False
         self._ignored_after_end = 0
@@ -135,8 +142,8 @@ class Reader(ABC):
 
     # What callers use.
 
-    def feed(self, event: Event) -> Step:
-        """Take the next event; what it was, as `Step` flags."""
+    def feed(self, event: Event) -> EventFlags:
+        """Take the next event; what it was, as `EventFlags`."""
         self._marked = False
         errors, invalid = len(self.errors), self.invalid_payloads
         payload = self._load(event)
@@ -157,7 +164,7 @@ class Reader(ABC):
             flags |= INVALID_JSON
         if len(self.errors) != errors:
             flags |= ERROR
-        return _STEPS[flags]
+        return _COMBINATIONS[flags]
 
     def answer(self, dialect: Dialect, text_events: tuple[int, ...] = ()) -> Answer:
         """What was read so far, as the `dialect`'s answer; `text_events` are the indices of the events
@@ -218,12 +225,15 @@ class Dialect(ABC):
     """The marker this dialect ends a stream with, as text for people (None: it has none)."""
     reader: ClassVar[type[Reader]]
     """The `Reader` of one stream in this grammar: `dialect.reader()` makes a new one; `feed` it the events in order."""
-    sends_done: ClassVar[bool] = False
-    """Whether this API's servers end a stream with a `data: [DONE]` sentinel (a `[DONE]` in a stream
-    of an API that sends none was added on the way, and its clients crash on it)."""
+    sends_done: ClassVar[bool] = True
+    """Whether this API's servers may end a stream with a `data: [DONE]` sentinel (False: a `[DONE]` in
+    its stream was added on the way, and its clients crash on it). True by default, as every dialect
+    not known to send none was treated before this attribute existed."""
     end_closes_stream: ClassVar[bool] = True
     """Whether the end marker ends the stream, so that an event after it is a fault (False where the
-    "end marker" is a field of an ordinary event, as Gemini's `finishReason`, or there is none)."""
+    "end marker" is a field of an ordinary event, as Gemini's `finishReason`, or there is none).
+    What the client reads after it is the reader's `stops_at_end`; a reader that stops at the end
+    marker needs this True, or the events it leaves out are lost without a finding."""
 
     @classmethod
     @abstractmethod

@@ -25,7 +25,7 @@ from typing import Any, ClassVar, NamedTuple
 from .._events import Event
 from .._fastjson import encode_string, loads
 from ._accumulate import Channel
-from ._base import END, TEXT, Reader, Step
+from ._base import END, TEXT, EventFlags, Reader
 
 __all__ = ["Envelope", "EnvelopeCache", "Place"]
 
@@ -35,7 +35,7 @@ Place = Callable[[Any], tuple[Any, Any]]
 _TRIES = 8
 """Envelopes a reader learns before it has to earn more with hits (one per `_HITS_PER_TRY`)."""
 _HITS_PER_TRY = 64
-_TEXT_STEP = Step.TEXT
+_TEXT_ONLY = EventFlags.TEXT
 """What a hit returns, as a global (a member looked up on its enum class costs more than the hit's scan)."""
 
 
@@ -68,8 +68,7 @@ class EnvelopeCache(Reader):
     `obfuscation`): an envelope skips their values."""
 
     def __init__(self, *, accelerate: bool = True) -> None:
-        super().__init__()
-        self.accelerate = accelerate
+        super().__init__(accelerate=accelerate)
         self._envelope: Envelope | None = None
         self._offer: tuple[str, Channel, Place] | None = None
         self._outputs = 0
@@ -91,7 +90,7 @@ class EnvelopeCache(Reader):
         super().mark()
         self._outputs += 1
 
-    def feed(self, event: Event) -> Step:
+    def feed(self, event: Event) -> EventFlags:
         envelope = self._envelope
         if envelope is not None:
             data, head, tail = event.data, envelope.head, envelope.tail
@@ -106,7 +105,7 @@ class EnvelopeCache(Reader):
                 if stop == len(data) - len(tail) and piece:
                     envelope.channel.append(piece)
                     self._hits += 1
-                    return _TEXT_STEP
+                    return _TEXT_ONLY
         self._outputs = 0
         flags = super().feed(event)
         if flags & END:

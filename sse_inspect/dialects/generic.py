@@ -19,8 +19,8 @@ class _GenericReader(Reader):
     stops_at_end = False
     expects_json = False
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, *, accelerate: bool = True) -> None:
+        super().__init__(accelerate=accelerate)
         self._first = True
 
     def is_end(self, event: Event, kind: str, payload: dict[str, Any]) -> bool:

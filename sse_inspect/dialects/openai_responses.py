@@ -32,8 +32,8 @@ _CHANNELS = {
 
 
 class _ResponsesReader(Reader):
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, *, accelerate: bool = True) -> None:
+        super().__init__(accelerate=accelerate)
         self._next_sequence = 0
 
     def is_end(self, event: Event, kind: str, payload: dict[str, Any]) -> bool:

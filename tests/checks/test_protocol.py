@@ -10,7 +10,17 @@ from pathlib import Path
 import pytest
 
 import sse_inspect
-from sse_inspect import Capture, CheckSpecError, Chunk, Event, SSEInspectError, Thresholds, analyze, check_capture
+from sse_inspect import (
+    Capture,
+    CheckSpecError,
+    Chunk,
+    Event,
+    EventFlags,
+    SSEInspectError,
+    Thresholds,
+    analyze,
+    check_capture,
+)
 from sse_inspect.checks import (
     CHECKS,
     CODES,
@@ -41,7 +51,7 @@ class Counting(Check):
         super().__init__(thresholds)
         self.events = 0
 
-    def event(self, event: Event, flags: int) -> None:
+    def event(self, event: Event, flags: EventFlags) -> None:
         self.events += 1
 
     def findings(self, ctx: Context) -> Iterator[Finding]:

@@ -9,10 +9,12 @@ from typing import Any
 
 import pytest
 
+import sse_inspect
+import sse_inspect.dialects
 from sse_inspect._errors import DialectError
 from sse_inspect._events import Event
 from sse_inspect._parser import EventStreamParser
-from sse_inspect.dialects import DIALECTS, Answer, Step, detect_dialect, get_dialect
+from sse_inspect.dialects import DIALECTS, KEPT, Answer, EventFlags, detect_dialect, get_dialect
 
 CORPUS = Path(__file__).resolve().parent.parent / "data" / "corpus"
 MANIFEST: list[dict[str, Any]] = json.loads((CORPUS / "MANIFEST.json").read_text(encoding="utf-8"))
@@ -389,13 +391,17 @@ JUNK = [
     "[" * 100_000 + "]" * 100_000,
     '{"choices": {"index": 0}}',
     '{"choices": [1, null, {"delta": null}, {"index": "a", "delta": {"content": null, "refusal": 5}}]}',
-    '{"choices": [{"index": true, "delta": {"content": [1, {"type": "thinking", "thinking": 3}], '
-    '"tool_calls": [null, 5, {"index": [0], "id": {}, "function": "x"}], "function_call": [], '
-    '"reasoning_details": [1, {"type": "reasoning.text", "text": 5}, {"type": []}]}, "finish_reason": 7}]}',
+    (
+        '{"choices": [{"index": true, "delta": {"content": [1, {"type": "thinking", "thinking": 3}], '
+        '"tool_calls": [null, 5, {"index": [0], "id": {}, "function": "x"}], "function_call": [], '
+        '"reasoning_details": [1, {"type": "reasoning.text", "text": 5}, {"type": []}]}, "finish_reason": 7}]}'
+    ),
     '{"usage": [], "x_groq": 3, "provider": 9, "model": {}, "id": []}',
-    '{"candidates": [null, {"index": "1", "content": {"parts": [null, {"text": 5, "thought": "yes"}, '
-    '{"functionCall": {"name": 3, "args": [1]}}, {"functionCall": 1}]}, "finishReason": 1}], '
-    '"promptFeedback": [], "usageMetadata": 1}',
+    (
+        '{"candidates": [null, {"index": "1", "content": {"parts": [null, {"text": 5, "thought": "yes"}, '
+        '{"functionCall": {"name": 3, "args": [1]}}, {"functionCall": 1}]}, "finishReason": 1}], '
+        '"promptFeedback": [], "usageMetadata": 1}'
+    ),
     '{"type": "content_block_delta", "index": [1], "delta": {"type": "input_json_delta", "partial_json": {"a": 1}}}',
     '{"type": "content_block_start", "index": {}, "content_block": {"type": "tool_use", "input": [], "name": []}}',
     '{"type": "message_start", "message": []}',
@@ -468,21 +474,42 @@ def test_registry() -> None:
     assert raised.value.hint is not None and "openai-chat" in raised.value.hint
 
 
-def test_feed_says_what_each_event_was_as_step_flags() -> None:
-    assert [(flag.name, int(flag)) for flag in Step] == [("TEXT", 1), ("END", 2), ("INVALID_JSON", 4), ("ERROR", 8)]
-    both = Step.TEXT | Step.END
-    assert isinstance(both, Step) and repr(both) == "<Step.TEXT|END: 3>"
-    assert type(both & Step.TEXT) is int and both & Step.TEXT == 1 and not both & Step.ERROR
+def test_feed_says_what_each_event_was_as_event_flags() -> None:
+    expected = [("TEXT", 1), ("END", 2), ("INVALID_JSON", 4), ("ERROR", 8)]
+    assert [(flag.name, int(flag)) for flag in EventFlags] == expected
+    both = EventFlags.TEXT | EventFlags.END
+    assert isinstance(both, EventFlags) and repr(both) == "<EventFlags.TEXT|END: 3>"
+    assert type(both & EventFlags.TEXT) is int and both & EventFlags.TEXT == 1 and not both & EventFlags.ERROR
     late = chunk({"delta": {"content": "late"}})
     events = stream(chunk({"delta": {"content": "x"}}), "nope", '{"error": {"message": "m"}}', "[DONE]", late)
     reader = get_dialect("openai-chat").reader()
     flags = [reader.feed(event) for event in events]
-    assert flags == [Step.TEXT, Step.INVALID_JSON, Step.ERROR, Step.END, Step(0)]
-    assert all(type(flag) is Step for flag in flags)
+    assert flags == [EventFlags.TEXT, EventFlags.INVALID_JSON, EventFlags.ERROR, EventFlags.END, EventFlags(0)]
+    assert all(type(flag) is EventFlags for flag in flags)
+
+
+def test_the_flags_have_one_public_name() -> None:
+    assert sse_inspect.EventFlags is EventFlags and "EventFlags" in sse_inspect.__all__
+    assert not hasattr(sse_inspect, "Step") and not hasattr(sse_inspect.dialects, "Step")
+
+
+def test_the_sentinel_and_the_cap_are_public() -> None:
+    assert sse_inspect.dialects.DONE == "[DONE]" and {"DONE", "KEPT"} <= set(sse_inspect.dialects.__all__)
+    reader = get_dialect("openai-chat").reader()
+    for event in stream(*["[DONE]"] * (KEPT + 5)):
+        reader.feed(event)
+    assert reader.end_markers == KEPT + 5 and len(reader.end_marker_events) == KEPT
 
 
 @pytest.mark.parametrize("name", sorted(DIALECTS))
-def test_every_dialect_gives_step_flags_on_the_corpus(name: str) -> None:
+def test_a_reader_that_stops_at_the_end_marker_has_an_end_that_closes_the_stream(name: str) -> None:
+    """Else the events it leaves out of the answer would be lost without a `data-after-end` finding."""
+    dialect = get_dialect(name)
+    assert dialect.end_closes_stream or not dialect.reader.stops_at_end
+
+
+@pytest.mark.parametrize("name", sorted(DIALECTS))
+def test_every_dialect_gives_event_flags_on_the_corpus(name: str) -> None:
     for path in sorted(CORPUS.glob("*.sse")):
         reader = get_dialect(name).reader()
-        assert all(type(reader.feed(event)) is Step for event in parse(path.read_bytes()))
+        assert all(type(reader.feed(event)) is EventFlags for event in parse(path.read_bytes()))

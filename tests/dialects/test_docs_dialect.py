@@ -13,11 +13,13 @@ import pytest
 from sse_inspect import (
     DIALECTS,
     Dialect,
+    EventFlags,
     Reader,
     Request,
-    Step,
+    Severity,
     analyze,
     capture_from_body,
+    check_capture,
     detect_dialect,
     parse_events,
 )
@@ -29,10 +31,11 @@ CORPUS = ROOT / "tests" / "data" / "corpus"
 
 def _example() -> tuple[str, types.ModuleType]:
     """The page's first Python block, and the module it makes."""
-    code = re.search(r"```python\n(.*?)```", PAGE, re.S)
+    code = re.search(r"```python\n(.*?)```", PAGE, re.DOTALL)
     assert code is not None
     module = types.ModuleType("tgi_example")
-    exec(compile(code.group(1), "docs/dialects.md", "exec"), module.__dict__)
+    # the page's own code, from this repository, run as a reader would run it: that is the test
+    exec(compile(code.group(1), "docs/dialects.md", "exec"), module.__dict__)  # noqa: S102
     return code.group(1), module
 
 
@@ -70,7 +73,7 @@ def test_the_example_is_about_fifty_lines_and_subclasses_the_public_bases() -> N
 def test_a_whole_stream() -> None:
     events = parse_events(STREAM)
     reader = TGI().reader()
-    assert [reader.feed(event) for event in events] == [Step.TEXT, Step.TEXT, Step.END]
+    assert [reader.feed(event) for event in events] == [EventFlags.TEXT, EventFlags.TEXT, EventFlags.END]
     answer = TGI().rebuild(events)
     assert answer.dialect == "tgi" and answer.text == " Deep learning"  # the special token left out
     assert answer.finish_reason == "eos_token" and answer.usage == {"generated_tokens": 3}
@@ -98,3 +101,25 @@ def test_registered_it_is_detected_and_analysed(monkeypatch: pytest.MonkeyPatch)
     assert detect_dialect([], "http://tgi:8080/generate_stream").name == "tgi"
     for path in CORPUS.glob("*.sse"):  # and it takes no other grammar's streams
         assert detect_dialect(parse_events(path.read_bytes())[:50], None).name != "tgi", path.name
+
+
+def test_its_facts_and_what_a_dialect_that_states_none_gets(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The example states what the page's table lists; a dialect that states nothing gets the defaults,
+    which treat a `[DONE]` as the usual sentinel (as every dialect not known to send none was treated)."""
+    assert (TGI.sends_done, TGI.end_closes_stream, TGI.reader.stops_at_end, TGI.reader.expects_json) == (
+        False, True, True, True)  # fmt: skip
+    for attribute in ("sends_done", "end_closes_stream", "stops_at_end", "expects_json"):
+        assert f"| `{attribute}` |" in PAGE
+    monkeypatch.setitem(DIALECTS, TGI.name, TGI)
+    request = Request(method="POST", url="http://tgi:8080/generate_stream")
+    appended = capture_from_body(STREAM + body("[DONE]"), request=request)
+    [done] = [f for f in check_capture(appended).findings if f.code == "done-not-json"]
+    assert done.severity == Severity.WARNING and "tgi never sends" in done.message
+    monkeypatch.delattr(TGI, "sends_done")
+    assert TGI.sends_done is Dialect.sends_done is True
+    [done] = [f for f in check_capture(appended).findings if f.code == "done-not-json"]
+    assert done.severity == Severity.INFO and "never sends" not in done.message
+    late = capture_from_body(STREAM + body(token(4, " late")), request=request)
+    assert "data-after-end" in {f.code for f in check_capture(late).findings}
+    monkeypatch.setattr(TGI, "end_closes_stream", False)
+    assert "data-after-end" not in {f.code for f in check_capture(late).findings}

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from sse_inspect import EventStreamParser, analyze, load_capture
 from sse_inspect._events import Event
-from sse_inspect.dialects import DIALECTS, Answer, Step, get_dialect
+from sse_inspect.dialects import DIALECTS, Answer, EventFlags, get_dialect
 from sse_inspect.dialects._envelope import EnvelopeCache
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -83,7 +83,7 @@ def openai_stream(draw: st.DrawFn) -> list[str]:
         elif kind == "error":
             data = json.dumps({"error": {"message": content}})
         elif kind == "duplicate":  # the last of two keys wins
-            data = '{"id":"a","choices":[{"index":0,"delta":{"content":"x","content":%s}}]}' % json.dumps(content)
+            data = f'{{"id":"a","choices":[{{"index":0,"delta":{{"content":"x","content":{json.dumps(content)}}}}}]}}'
         elif kind == "mangled":  # raw controls, bad escapes, a lone quote
             bad = draw(st.sampled_from(["\x01", "\\x", '"', "\\u12", "\t"]))
             data = data.replace('"content": ', '"content":').replace('"content":"', '"content":"' + bad, 1)
@@ -120,11 +120,11 @@ def anthropic_stream(draw: st.DrawFn) -> list[tuple[str, str]]:
     return items
 
 
-def read(dialect: str, events: list[Event], *, accelerate: bool = True) -> tuple[list[Step], Answer]:
+def read(dialect: str, events: list[Event], *, accelerate: bool = True) -> tuple[list[EventFlags], Answer]:
     """The flags of every event and the answer, with its `text_events` as the analysis keeps them."""
     reader = get_dialect(dialect).reader(accelerate=accelerate)
     flags = [reader.feed(event) for event in events]
-    text_events = tuple(event.index for event, step in zip(events, flags) if step & Step.TEXT)
+    text_events = tuple(event.index for event, flag in zip(events, flags) if flag & EventFlags.TEXT)
     return flags, reader.answer(get_dialect(dialect), text_events)
 
 
@@ -186,7 +186,7 @@ def test_the_captures_are_read_by_envelope() -> None:
     would pass the tests above)."""
     hits = {}
     for dialect in CACHED:
-        for name, events in CAPTURED.items():
+        for events in CAPTURED.values():
             reader = get_dialect(dialect).reader()
             for event in events:
                 reader.feed(event)
@@ -197,7 +197,7 @@ def test_the_captures_are_read_by_envelope() -> None:
 def test_without_acceleration_nothing_is_learnt() -> None:
     events = [Event(index=n, data=token(f"w{n}")) for n in range(100)]
     reader = get_dialect("openai-chat").reader(accelerate=False)
-    assert all(reader.feed(event) == Step.TEXT for event in events)
+    assert all(reader.feed(event) == EventFlags.TEXT for event in events)
     assert (reader._tries, reader._hits, reader._envelope) == (0, 0, None)
     assert str(reader.choice(0).text) == "".join(f"w{n}" for n in range(100))
 
@@ -238,7 +238,7 @@ def test_a_text_written_unlike_the_field_that_reads_the_same_is_not_taken_for_it
     events = [Event(index=n, data=first.replace('"a"', f'"{x}"', 1)) for n, x in enumerate("abc")]
     both_ways("openai-chat", events)
     reader = get_dialect("openai-chat").reader()
-    assert [reader.feed(event) for event in events] == [Step.TEXT] * 3
+    assert [reader.feed(event) for event in events] == [EventFlags.TEXT] * 3
     assert (reader._tries, reader._hits) == (3, 0) and str(reader.choice(0).text) == "aaa"
 
 
@@ -247,10 +247,10 @@ def chunk_with(content: str, **entry: Any) -> str:
 
 
 def padded(content: str, *, finish: str, padding: str, first: bool = False) -> str:
-    entry = '{"index":0,"delta":{"content":"%s"},"finish_reason":%s}' % (content, finish)
+    entry = f'{{"index":0,"delta":{{"content":"{content}"}},"finish_reason":{finish}}}'
     if first:
-        return '{"obfuscation":%s,"choices":[%s]}' % (padding, entry)
-    return '{"choices":[%s],"obfuscation":%s}' % (entry, padding)
+        return f'{{"obfuscation":{padding},"choices":[{entry}]}}'
+    return f'{{"choices":[{entry}],"obfuscation":{padding}}}'
 
 
 TOOL = {"index": 1, "delta": {"tool_calls": [{"index": 0, "function": {"name": "f", "arguments": "{"}}]}}
@@ -326,3 +326,13 @@ def test_an_event_that_does_more_than_text_is_never_learnt(other: dict[str, Any]
     reader = _TwoPieces()
     reader.feed(Event(index=0, data=json.dumps({"text": "a"})))
     assert reader._envelope is not None  # the same event without it is learnt
+
+
+@pytest.mark.parametrize("dialect", sorted(DIALECTS))
+def test_every_dialects_reader_takes_accelerate(dialect: str) -> None:
+    """`reader(accelerate=False)` works for every dialect: it reads everything the long way where there
+    is a cache, and changes nothing where there is none."""
+    assert get_dialect(dialect).reader(accelerate=False).accelerate is False
+    assert get_dialect(dialect).reader().accelerate is True
+    for events in CAPTURED.values():
+        both_ways(dialect, events)
