@@ -21,8 +21,8 @@ from ._analysis import Analysis
 from ._diff import TimingDiff, diff_timing
 from ._errors import SSEInspectError
 from ._format import STREAMING_HEADERS, nice_scale, seconds, size, tick_label, visible
-from ._version import __version__
 from ._outcome import Outcome
+from ._version import __version__
 from .checks import Report, Severity
 from .checks.evidence import Bursts, Silence
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from typing import ClassVar
 
 from ._check import Check, Context, Need
 from ._model import Finding
@@ -21,7 +22,7 @@ class HeadersCheck(Check):
     """Reads the status and the streaming headers (no probe: nothing in the stream matters here)."""
 
     family = "headers"
-    needs = {Need.RESPONSE: "a raw body: no status or headers were recorded"}
+    needs: ClassVar[Mapping[Need, str]] = {Need.RESPONSE: "a raw body: no status or headers were recorded"}
 
     def findings(self, ctx: Context) -> Iterator[Finding]:
         response = ctx.capture.response

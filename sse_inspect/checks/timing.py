@@ -10,8 +10,8 @@ silence long against the stream's own pace.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Mapping
+from typing import Any, ClassVar
 
 from .._capture import Chunk
 from .._diff import Release
@@ -33,7 +33,7 @@ class TimingCheck(Check):
     those that could be bursts), the times of text events, chunk sizes and runs on the wire, silences."""
 
     family = "timing"
-    needs = {
+    needs: ClassVar[Mapping[Need, str]] = {
         Need.TIMED: "untimed capture: the source kept no per-chunk arrival times",
         Need.HTTP_OK: "an error response: its timing says nothing about a stream",
     }
@@ -74,8 +74,7 @@ class TimingCheck(Check):
                 self.moments = 1
             else:
                 self.moments += t != self.last_text
-                if t - self.last_text > self.longest:
-                    self.longest = t - self.last_text
+                self.longest = max(self.longest, t - self.last_text)
             self.texts += 1
             self.last_text = t
 

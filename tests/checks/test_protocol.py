@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -35,7 +36,7 @@ class Counting(Check):
     """A check of the lifecycle family (so its codes exist) that counts events and reports nothing."""
 
     family = "lifecycle"
-    needs = {Need.TIMED: "untimed: nothing to count", Need.RESPONSE: "no response"}
+    needs: ClassVar[Mapping[Need, str]] = {Need.TIMED: "untimed: nothing to count", Need.RESPONSE: "no response"}
 
     def __init__(self, thresholds: Thresholds) -> None:
         super().__init__(thresholds)
