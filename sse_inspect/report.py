@@ -1,6 +1,6 @@
 """A self-contained HTML report of checked captures, to attach to a bug report.
 
-    page = html_report([run_checks(analyze(load_capture(path))) for path in paths])
+    page = html_report([check_capture(load_capture(path)) for path in paths])
 
 One file, no network: inline CSS and SVG, no script at all, and a Content-Security-Policy that
 forbids scripts and every load. Everything taken from a capture is escaped (`esc`), so a hostile

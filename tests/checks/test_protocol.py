@@ -11,7 +11,7 @@ from typing import ClassVar
 import pytest
 
 import sse_inspect
-from sse_inspect import Capture, CheckSpecError, Chunk, Event, SSEInspectError, Thresholds, analyze, check_capture
+from sse_inspect import Capture, CheckSpecError, Chunk, Event, SSEInspectError, Thresholds, check_capture
 from sse_inspect.checks import (
     CHECKS,
     CODES,
@@ -22,7 +22,6 @@ from sse_inspect.checks import (
     Skipped,
     parse_codes,
     parse_threshold,
-    run_checks,
 )
 from sse_inspect.checks.evidence import Bursts, Silence
 
@@ -85,14 +84,6 @@ def test_the_checks_share_out_every_code() -> None:
     families = [c.family for c in CHECKS]
     assert len(set(families)) == len(families)
     assert sorted(code for c in CHECKS for code in c.codes()) == sorted(CODES)
-
-
-def test_run_checks_reads_the_chunks_again_and_finds_the_same() -> None:
-    capture = T.burst_after_silence()
-    analysis = analyze(capture)
-    report = run_checks(analysis)
-    assert report.analysis is not analysis and report.analysis == analysis
-    assert report.findings == check_capture(capture).findings
 
 
 def test_evidence_is_typed_and_the_json_is_made_from_it() -> None:

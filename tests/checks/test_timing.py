@@ -9,7 +9,7 @@ from collections.abc import Callable
 import pytest
 
 from sse_inspect import Capture, Chunk, End, SSEInspectError, analyze, parse_capture, parse_rechunk_spec
-from sse_inspect.checks import CODES, Finding, Report, Severity, Thresholds, parse_threshold, run_checks
+from sse_inspect.checks import CODES, Finding, Report, Severity, Thresholds, check_capture, parse_threshold
 
 from ..helpers import CORPUS
 from . import timelines as T
@@ -19,7 +19,7 @@ HEADERS = {name for name, code in CODES.items() if code.family == "headers"}
 
 
 def check(capture: Capture, thresholds: Thresholds | None = None) -> Report:
-    return run_checks(analyze(capture), thresholds=thresholds)
+    return check_capture(capture, thresholds=thresholds)
 
 
 def only(report: Report, code: str) -> Finding:
@@ -195,9 +195,9 @@ def test_error_response_skips_timing() -> None:
 
 
 def test_select_and_ignore() -> None:
-    analysis = analyze(T.nginx_4k_buffer())
-    assert {f.code for f in run_checks(analysis, select={"fixed-size-flush"}).findings} == {"fixed-size-flush"}
-    ignored = run_checks(analysis, ignore={"buffering-burst", "fixed-size-flush"})
+    capture = T.nginx_4k_buffer()
+    assert {f.code for f in check_capture(capture, select={"fixed-size-flush"}).findings} == {"fixed-size-flush"}
+    ignored = check_capture(capture, ignore={"buffering-burst", "fixed-size-flush"})
     assert not {f.code for f in ignored.findings} & {"buffering-burst", "fixed-size-flush"}
     assert not ignored.verdict.startswith("BUFFERED")
 
@@ -289,7 +289,7 @@ def test_a_re_cut_stands_for_the_wire_but_keeps_its_byte_count() -> None:
     assert whole.timing.ttfb == last and whole.timing.max_gap == last
     assert plain.timing.bytes == whole.timing.bytes == cut.timing.bytes < plain.timing.decoded_bytes
     assert len(whole.capture.chunks) == 40  # the recording is what it was
-    report = run_checks(whole)
+    report = check_capture(capture, rechunk=parse_rechunk_spec("whole"))
     message = only(report, "compressed-stream").message
     assert f"({plain.timing.bytes} bytes on the wire for {plain.timing.decoded_bytes} decoded)" in message
     assert "single-flush" in {f.code for f in report.findings}  # the findings see the one chunk too
