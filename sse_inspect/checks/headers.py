@@ -19,7 +19,8 @@ BUFFERING = ("buffering-burst", "single-flush", "fixed-size-flush")
 
 
 class HeadersCheck(Check):
-    """Reads the status and the streaming headers (no probe: nothing in the stream matters here)."""
+    """Reads the status and the streaming headers once the pass is over. It watches none of the
+    stream's events (an error response is quoted from `ctx.head`, the body's first bytes)."""
 
     family = "headers"
     needs: ClassVar[Mapping[Need, str]] = {Need.RESPONSE: "a raw body: no status or headers were recorded"}

@@ -108,6 +108,20 @@ def test_the_front_door_has_the_checks() -> None:
         assert name in sse_inspect.__all__
 
 
+def test_the_checks_names_once_loaded_say_sse_inspect_like_every_export() -> None:
+    """In a fresh interpreter, so that the first use of a checks' name is what loads them all."""
+    code = (
+        "import sse_inspect; sse_inspect.Report; "
+        "print(sorted({getattr(sse_inspect, n).__module__ for n in sse_inspect.__all__ "
+        "if isinstance(getattr(sse_inspect, n), type)}))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "['sse_inspect']"
+    for name in ("Check", "Finding", "Report", "Severity", "Thresholds"):
+        assert getattr(sse_inspect, name).__module__ == "sse_inspect", name
+    assert repr(sse_inspect.Finding) == "<class 'sse_inspect.Finding'>"
+
+
 def test_reading_a_capture_loads_no_check() -> None:
     code = "import sys, sse_inspect; sse_inspect.analyze; print('sse_inspect.checks' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
