@@ -13,6 +13,7 @@ import pytest
 from sse_inspect import Capture, Severity, check_capture, dump_capture
 from sse_inspect import checks as checks_module
 from sse_inspect.checks import CHECKS, CODES, Code
+from sse_inspect.cli._check import evidence_json
 
 from . import timelines as T
 
@@ -44,7 +45,7 @@ def test_the_example_finds_an_event_too_long_for_a_line_reader(size: types.Modul
         finding.message.startswith("1 event(s) longer than 64 KiB, the longest 700") and "first #3" in finding.message
     )
     assert finding.evidence == size.LongEvents(1, finding.evidence.longest)
-    assert finding.evidence.to_json() == {"events": 1, "longest": finding.evidence.longest} and finding.fix
+    assert evidence_json(finding.evidence) == {"events": 1, "longest": finding.evidence.longest} and finding.fix
     assert [f.code for f in check_capture(stream(70_000), checks=(*CHECKS, size.SizeCheck),
                                           select={"long-event"}).findings] == ["long-event"]  # fmt: skip
 

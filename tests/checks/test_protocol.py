@@ -24,6 +24,7 @@ from sse_inspect.checks import (
     parse_threshold,
 )
 from sse_inspect.checks.evidence import Bursts, Silence
+from sse_inspect.cli._check import evidence_json
 
 from . import timelines as T
 from .test_codes import OA
@@ -86,15 +87,17 @@ def test_the_checks_share_out_every_code() -> None:
     assert sorted(code for c in CHECKS for code in c.codes()) == sorted(CODES)
 
 
-def test_evidence_is_typed_and_the_json_is_made_from_it() -> None:
+def test_evidence_is_typed_and_the_json_is_made_from_it_at_the_edge() -> None:
     report = check_capture(T.burst_after_silence())
     [(finding, bursts)] = report.evidence(Bursts)
     assert finding.code == "buffering-burst" and isinstance(bursts, Bursts) and bursts.events_held == 40
-    assert bursts.to_json() == {"bursts": [b.to_json() for b in bursts.bursts], "events_held": 40,
-                                "pace_ms": bursts.pace_ms}  # fmt: skip
-    assert list(bursts.bursts[0].to_json()) == ["t", "events", "bytes", "silence_s", "span_ms"]
+    assert evidence_json(bursts) == {"bursts": [evidence_json(b) for b in bursts.bursts], "events_held": 40,
+                                     "pace_ms": bursts.pace_ms}  # fmt: skip
+    assert list(evidence_json(bursts.bursts[0])) == ["t", "events", "bytes", "silence_s", "span_ms"]
     [(_, gap)] = check_capture(T.silent_gap(gap=45.0)).evidence(Silence)
-    assert list(gap.to_json()) == ["gap_s", "from", "to", "final"] and gap.to_json()["from"] == gap.start
+    assert list(evidence_json(gap)) == ["gap_s", "from", "to", "final"] and evidence_json(gap)["from"] == gap.start
+    assert evidence_json(gap)["to"] == gap.end
+    assert not any(hasattr(kind, "to_json") for kind in (Bursts, Silence)), "the values hold no JSON"
 
 
 # -- the public names ------------------------------------------------------------------------------------
