@@ -9,7 +9,11 @@ from collections.abc import Callable
 import pytest
 
 from sse_inspect import Capture, Chunk, End, SSEInspectError, analyze, parse_capture, parse_rechunk_spec
+from sse_inspect._diff import HeldRelease, diff_timing
+from sse_inspect._release import Release
 from sse_inspect.checks import CODES, Finding, Report, Severity, Thresholds, check_capture, parse_threshold
+from sse_inspect.checks._check import Context
+from sse_inspect.checks.timing import ChunkRelease, TimingCheck
 
 from ..helpers import CORPUS
 from . import timelines as T
@@ -294,3 +298,23 @@ def test_a_re_cut_stands_for_the_wire_but_keeps_its_byte_count() -> None:
     assert f"({plain.timing.bytes} bytes on the wire for {plain.timing.decoded_bytes} decoded)" in message
     assert "single-flush" in {f.code for f in report.findings}  # the findings see the one chunk too
     assert "single-flush" not in {f.code for f in check(capture).findings}
+
+
+def test_the_check_and_the_diff_find_the_same_release_where_a_hop_flushed() -> None:
+    """One `Release`, extended by each side with what it counts: on one downstream recording, the
+    timing check's release of the held events (among the chunks) is the timing diff's (among the
+    held events): same start, same span, as many text events as held events."""
+    from ..test_diff import held_downstream, stream, upstream
+
+    times = upstream()
+    downstream = stream(held_downstream(times))
+    (held,) = diff_timing(analyze(stream(times)), analyze(downstream)).releases
+    check = TimingCheck(Thresholds())
+    analysis = analyze(downstream, observers=[check])
+    list(check.findings(Context(analysis, Thresholds())))
+    release = check.biggest
+    assert isinstance(held, HeldRelease) and isinstance(release, ChunkRelease)
+    assert (release.t, release.span) == (held.t, held.span) and held.t == 3.0
+    assert release.text_events == release.chunks == len(held.events) == 31
+    assert release.silence == pytest.approx(3.0 - 0.555) and held.first_hold == pytest.approx(3.0 - 0.605)
+    assert {type(r).__mro__[1] for r in (held, release)} == {Release}
