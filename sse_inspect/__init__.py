@@ -43,7 +43,11 @@ def __getattr__(name: str) -> _typing.Any:
     if name in _CHECKS:
         from . import checks
 
-        return getattr(checks, name)
+        for loaded in _CHECKS:  # once loaded, they are exports like the others (and say so)
+            obj = globals()[loaded] = getattr(checks, loaded)
+            if isinstance(obj, type):
+                obj.__module__ = "sse_inspect"
+        return globals()[name]
     raise AttributeError(f"module 'sse_inspect' has no attribute {name!r}")
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from ._analysis import Analysis
 from ._errors import SSEInspectError
 from ._events import Event
+from ._release import Release
 from .dialects import Answer
 
 __all__ = [
@@ -26,7 +27,7 @@ __all__ = [
     "EventChange",
     "EventDelay",
     "EventsDiff",
-    "Release",
+    "HeldRelease",
     "TextDiff",
     "TimingDiff",
     "answer_lines",
@@ -190,27 +191,16 @@ class EventDelay:
 
 
 @dataclass(frozen=True, slots=True)
-class Release:
-    """What a hop let through at once: arrivals each within a few milliseconds of the one before (one
-    flush). The timing check finds them among one capture's chunks (`checks/timing.py`: it counts their
-    chunks, bytes and text events); the timing diff among the held events of B (`events`)."""
+class HeldRelease(Release):
+    """Held events that reached B together, each within `RELEASE_WINDOW` of the one before: one
+    flush of the hop. `t` is on B's clock."""
 
-    t: float
-    """When it began (for the timing diff: on B's clock)."""
-    span: float
-    """Seconds from its first arrival to its last."""
-    silence: float = 0.0
-    """Seconds without a byte before it (for a capture's first release: since the request was sent)."""
-    chunks: int = 0
-    bytes: int = 0
-    text_events: int = 0
-    """Of a capture's release: how many of its events carried output."""
-    events: tuple[EventDelay, ...] = ()
-    """Of the timing diff's release: the held events it brought, in order."""
+    events: tuple[EventDelay, ...]
+    """The held events it brought, in order (at least one)."""
 
     @property
     def first_hold(self) -> float:
-        """How long the release's first held event was held: the silence the hop imposed."""
+        """How long the release's first event was held: the silence the hop imposed."""
         return self.events[0].hold
 
 
@@ -241,14 +231,14 @@ class TimingDiff:
         return max(self.matched, key=lambda d: d.hold)
 
     @property
-    def releases(self) -> tuple[Release, ...]:
+    def releases(self) -> tuple[HeldRelease, ...]:
         groups: list[list[EventDelay]] = []
         for d in sorted(self.held, key=lambda d: d.t_b):
             if groups and d.t_b - groups[-1][-1].t_b <= self.window:
                 groups[-1].append(d)
             else:
                 groups.append([d])
-        return tuple(Release(t=g[0].t_b, span=g[-1].t_b - g[0].t_b, events=tuple(g)) for g in groups)
+        return tuple(HeldRelease(t=g[0].t_b, span=g[-1].t_b - g[0].t_b, events=tuple(g)) for g in groups)
 
     @property
     def identical(self) -> bool:

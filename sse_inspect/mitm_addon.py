@@ -25,9 +25,9 @@ from . import mitm_view
 from ._capture import Request, Response
 from ._redact import Redactor
 from .interop._common import end_from_error
-from .recorder import FLUSH_CHUNKS, CaptureWriter, OnCapture, Stage, StreamRecorder, capture_dir_problem
+from .recorder import CaptureWriter, OnCapture, Stage, StreamRecorder, capture_dir_problem
 
-__all__ = ["FLUSH_CHUNKS", "OnCapture", "SSECapture", "Stage", "StreamRecorder", "end_kind"]
+__all__ = ["SSECapture", "end_kind"]
 
 logger = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """A self-contained HTML report of checked captures, to attach to a bug report.
 
-    page = html_report([run_checks(analyze(load_capture(path))) for path in paths])
+    page = html_report([check_capture(load_capture(path)) for path in paths])
 
 One file, no network: inline CSS and SVG, no script at all, and a Content-Security-Policy that
 forbids scripts and every load. Everything taken from a capture is escaped (`esc`), so a hostile
@@ -21,8 +21,8 @@ from ._analysis import Analysis
 from ._diff import TimingDiff, diff_timing
 from ._errors import SSEInspectError
 from ._format import STREAMING_HEADERS, nice_scale, seconds, size, tick_label, visible
-from ._version import __version__
 from ._outcome import Outcome
+from ._version import __version__
 from .checks import Report, Severity
 from .checks.evidence import Bursts, Silence
 

@@ -25,7 +25,7 @@ from sse_inspect import (
     load_capture,
     parse_events,  # fmt: skip
 )
-from sse_inspect.checks import Severity, run_checks
+from sse_inspect.checks import Severity, check_capture
 from sse_inspect.cli import cli
 
 from .helpers import CORPUS, INTERRUPTED, ROOT, ctrl_c, running
@@ -262,8 +262,8 @@ def flat(text: str) -> str:
 @pytest.mark.parametrize(("mode", "width"), WIDTHS, ids=[f"{m}-{w}" for m, w in WIDTHS])
 def test_show_prints_every_word_of_the_answer_and_every_finding(tmp_path: Path, mode: str, width: int | None) -> None:
     for path in whole_cases(tmp_path):
-        a = analyze(load_capture(path))
-        report = run_checks(a)
+        report = check_capture(load_capture(path))
+        a = report.analysis
         code, out = view(["show", str(path)], mode, width)
         assert code == 0, out
         texts = [c.text for c in a.answer.choices] + [t.arguments for c in a.answer.choices for t in c.tool_calls]
@@ -289,8 +289,8 @@ def test_show_prints_every_word_of_the_answer_and_every_finding(tmp_path: Path, 
 @pytest.mark.parametrize(("mode", "width"), WIDTHS, ids=[f"{m}-{w}" for m, w in WIDTHS])
 def test_check_and_text_print_every_finding_and_word(tmp_path: Path, mode: str, width: int | None) -> None:
     for path in whole_cases(tmp_path):
-        a = analyze(load_capture(path))
-        report = run_checks(a)
+        report = check_capture(load_capture(path))
+        a = report.analysis
         _, out = view(["check", str(path)], mode, width)
         for f in report.findings:
             assert f.message in out if mode == "piped" else flat(f.message) in flat(out), (path, f.code)

@@ -21,7 +21,8 @@ from mitmproxy import exceptions  # noqa: E402
 from mitmproxy.test import taddons, tflow, tutils  # noqa: E402
 
 from sse_inspect import load_capture  # noqa: E402
-from sse_inspect.mitm_addon import FLUSH_CHUNKS, SSECapture, end_kind  # noqa: E402
+from sse_inspect.mitm_addon import SSECapture, end_kind  # noqa: E402
+from sse_inspect.recorder import FLUSH_CHUNKS  # noqa: E402
 
 from .helpers import ROOT  # noqa: E402
 

@@ -37,7 +37,7 @@ from starlette.responses import StreamingResponse  # noqa: E402
 from starlette.routing import Route  # noqa: E402
 
 from sse_inspect import Capture, analyze, diff_timing  # noqa: E402
-from sse_inspect.checks import Report, Severity, run_checks  # noqa: E402
+from sse_inspect.checks import Report, Severity, check_capture  # noqa: E402
 from sse_inspect.cli import cli  # noqa: E402
 
 from .helpers import free_port  # noqa: E402
@@ -90,7 +90,7 @@ def lab(nginx_runs: None, tmp_path: Path, start_proxy: StartProxy) -> Lab:  # no
 
 
 def check(capture: Capture) -> Report:
-    return run_checks(analyze(capture))
+    return check_capture(capture)
 
 
 def problems(report: Report) -> dict[str, str]:

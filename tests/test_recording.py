@@ -313,7 +313,7 @@ def test_proxy_killed_in_a_burst_loses_at_most_one_loop_iteration(start_proxy: S
     and hold all that the client had received but for fewer than FLUSH_CHUNKS chunks (each HTTP
     chunk is one event here, and mitmproxy never merges two into one chunk).
     """
-    from sse_inspect.mitm_addon import FLUSH_CHUNKS
+    from sse_inspect.recorder import FLUSH_CHUNKS
 
     first = chat_events("Hel", "lo")[:2]
     burst = [b'data: {"i": %d, "pad": "%s"}\n\n' % (k, b"x" * 200) for k in range(5000)]

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from sse_inspect import Capture, Chunk, End, Request, Response, analyze, dump_capture, load_capture, parse_capture
 from sse_inspect._secrets import TOKEN_BYTES, find_secrets, redact_capture
-from sse_inspect.checks import Severity, run_checks
+from sse_inspect.checks import Severity, check_capture
 from sse_inspect.cli import cli
 
 from .helpers import ROOT, split_at
@@ -176,21 +176,21 @@ def test_headers_url_and_request_body() -> None:
 @pytest.mark.parametrize("secret", SECRETS)
 def test_check_finds_a_secret_without_printing_it(secret: str) -> None:
     leaky = capture([body_with(secret)])
-    [finding] = [f for f in run_checks(analyze(leaky)).findings if f.code == "secret-in-capture"]
+    [finding] = [f for f in check_capture(leaky).findings if f.code == "secret-in-capture"]
     assert finding.severity == Severity.ERROR
     assert secret not in finding.message and secret[:12] not in finding.message
     assert "in the response body at byte" in finding.message
     assert finding.offset == body_with(secret).index(secret.encode())
-    assert "secret-in-capture" not in {f.code for f in run_checks(analyze(redact_capture(leaky)[0])).findings}
+    assert "secret-in-capture" not in {f.code for f in check_capture(redact_capture(leaky)[0]).findings}
 
 
 def test_check_runs_on_raw_bodies_and_error_responses() -> None:
     raw = parse_capture(body_with(OPENAI))
-    assert "secret-in-capture" in {f.code for f in run_checks(analyze(raw)).findings}
+    assert "secret-in-capture" in {f.code for f in check_capture(raw).findings}
     refused = capture(
         [b'{"error": "bad key"}'], response=Response(status=401), request=Request(headers=(("x-api-key", "k"),))
     )
-    report = run_checks(analyze(refused))
+    report = check_capture(refused)
     assert "secret-in-capture" in {f.code for f in report.findings}
     assert report.verdict.startswith("HTTP ERROR")
 

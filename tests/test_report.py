@@ -22,7 +22,7 @@ import pytest
 from click.testing import CliRunner
 
 from sse_inspect import Capture, analyze, capture_from_body, diff_timing, dump_capture
-from sse_inspect.checks import Report, run_checks
+from sse_inspect.checks import Report, check_capture
 from sse_inspect.cli import cli
 from sse_inspect.report import CSP, html_report
 
@@ -39,7 +39,7 @@ HOSTILE = (
 
 
 def check(capture: Capture) -> Report:
-    return run_checks(analyze(capture))
+    return check_capture(capture)
 
 
 def page(*captures: Capture) -> str:

@@ -24,7 +24,7 @@ from sse_inspect import (
 )
 from sse_inspect._loading import RAW_PIECE, open_capture
 from sse_inspect._secrets import TOKEN_BYTES, BodyScanner
-from sse_inspect.checks import check_capture, run_checks
+from sse_inspect.checks import check_capture
 from sse_inspect.checks.evidence import Lines
 
 from .checks import timelines as T
@@ -95,12 +95,6 @@ def test_keeping_nothing_changes_no_result(name: str) -> None:
     assert flat.analysis.answer == dataclasses.replace(kept.analysis.answer, text_events=())
     assert flat.analysis.timing == kept.analysis.timing
     assert flat.findings == kept.findings and flat.verdict == kept.verdict
-    assert run_checks(analyze(capture)).findings == kept.findings
-
-
-def test_a_streamed_analysis_cannot_be_checked_again() -> None:
-    with pytest.raises(ValueError, match="keep=False"):
-        run_checks(analyze(T.steady(n=10), keep=False))
 
 
 def test_a_fifo_is_read_as_it_is_written(tmp_path: Path) -> None:

@@ -9,8 +9,7 @@ from click.testing import CliRunner
 from rich.cells import cell_len
 from rich.console import Console
 
-from sse_inspect import Capture, analyze, capture_from_body, dump_capture, parse_rechunk_spec
-from sse_inspect.checks import run_checks
+from sse_inspect import Capture, capture_from_body, check_capture, dump_capture, parse_rechunk_spec
 from sse_inspect.cli import cli
 from sse_inspect.cli._render import Arrivals, Timeline, timeline
 
@@ -18,10 +17,10 @@ from .checks import timelines as T
 
 
 def render(capture: Capture, width: int = 80, *, dialect: str | None = None, terminal: bool = False) -> list[str]:
-    a = analyze(capture, dialect=dialect)
+    report = check_capture(capture, dialect=dialect)
     out = io.StringIO()
     Console(file=out, width=width, force_terminal=terminal, color_system="standard" if terminal else None).print(
-        timeline(a, run_checks(a))
+        timeline(report.analysis, report)
     )
     return out.getvalue().splitlines()
 
@@ -91,8 +90,9 @@ def test_a_re_cut_is_drawn_as_it_arrives() -> None:
     """A re-cut chunk arrives when the original chunk holding its last byte did: `whole` is one bar, at the end."""
     capture = T.steady(n=100)
     for spec, columns in (("whole", 1), ("original", None)):
-        a = analyze(capture, rechunk=parse_rechunk_spec(spec))
-        bars = Timeline(a, run_checks(a), Arrivals.of(a.chunks)).lines(80)[0].plain
+        report = check_capture(capture, rechunk=parse_rechunk_spec(spec))
+        a = report.analysis
+        bars = Timeline(a, report, Arrivals.of(a.chunks)).lines(80)[0].plain
         inside = bars[1 : bars.rindex("│")]
         filled = [i for i, c in enumerate(inside) if c != "·"]
         if columns == 1:
@@ -101,5 +101,5 @@ def test_a_re_cut_is_drawn_as_it_arrives() -> None:
         else:
             assert len(filled) > 40 and a.timing.chunks == len(capture.chunks)
         out = io.StringIO()
-        Console(file=out, width=80).print(timeline(a, run_checks(a)))  # without arrivals: the re-cut chunks
+        Console(file=out, width=80).print(timeline(a, report))  # without arrivals: the re-cut chunks
         assert out.getvalue().splitlines()[0] == bars

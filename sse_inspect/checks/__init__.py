@@ -44,7 +44,6 @@ __all__ = [
     "check_capture",
     "parse_codes",
     "parse_threshold",
-    "run_checks",
 ]
 
 CHECKS: tuple[type[Check], ...] = (FramingCheck, LifecycleCheck, HeadersCheck, TimingCheck, HygieneCheck)
@@ -131,22 +130,6 @@ def check_capture(
     findings.sort(key=lambda f: (-f.severity, f.t if f.t is not None else -1.0))
     return Report(analysis=analysis, findings=tuple(findings), skipped=tuple(skipped),
                   verdict=verdict(analysis, findings), thresholds=thresholds)  # fmt: skip
-
-
-def run_checks(
-    analysis: Analysis,
-    *,
-    thresholds: Thresholds | None = None,
-    select: Collection[str] | None = None,
-    ignore: Collection[str] = (),
-) -> Report:
-    """Check an analysed capture that kept its chunks. The checks watch an analysis pass, so this is
-    `check_capture` on the analysis's capture: its chunks are read, parsed and rebuilt again (with the
-    analysis's re-cut and dialect), and the report holds that new analysis, equal to the one given."""
-    if not analysis.kept:
-        raise ValueError("this analysis kept no chunks (keep=False): check the capture with check_capture")
-    return check_capture(analysis.capture, thresholds=thresholds, select=select, ignore=ignore,
-                         rechunk=analysis.rechunk, dialect=analysis.dialect)  # fmt: skip
 
 
 def verdict(a: Analysis, findings: Sequence[Finding]) -> str:

@@ -10,7 +10,7 @@ findings. `check_capture` runs every check of `CHECKS` the same way; see docs/ch
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from typing import ClassVar
@@ -80,7 +80,7 @@ class Check(Observer, ABC):
     """
 
     family: ClassVar[str]
-    needs: ClassVar[dict[Need, str]] = {}
+    needs: ClassVar[Mapping[Need, str]] = {}
     """What the check needs, each with the reason the report gives when a capture lacks it (tried in order)."""
 
     def __init__(self, thresholds: Thresholds) -> None:

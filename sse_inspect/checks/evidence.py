@@ -1,15 +1,12 @@
 """The numbers behind a finding's message, one frozen value per kind (`Finding.evidence`).
 
-Views read them as attributes (`report.evidence(Bursts)`); `--json` writes `to_json()`, whose keys
-are the field names in field order (a field may name its key: `from` is a Python keyword), so the
-JSON is made in one place, at the edge.
+Views read them as attributes (`report.evidence(Bursts)`). They hold no JSON: `check --json`
+makes its objects from them at the edge (`cli/_check.py`, `evidence_json`).
 """
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 __all__ = [
     "Burst",
@@ -32,20 +29,9 @@ __all__ = [
 ]
 
 
-def _json(value: Any) -> Any:
-    if isinstance(value, Evidence):
-        return value.to_json()
-    if isinstance(value, tuple):
-        return [_json(v) for v in value]
-    return value
-
-
 @dataclass(frozen=True, slots=True)
 class Evidence:
-    """Base of the evidence values: `to_json()` is the dict `--json` prints."""
-
-    def to_json(self) -> dict[str, Any]:
-        return {f.metadata.get("json", f.name): _json(getattr(self, f.name)) for f in dataclasses.fields(self)}
+    """Base of the evidence values."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,7 +168,7 @@ class Silence(Evidence):
     """`long-silence`: a time without a byte, from `start` to `end` (seconds since the request)."""
 
     gap_s: float
-    start: float = field(metadata={"json": "from"})
-    end: float = field(metadata={"json": "to"})
+    start: float
+    end: float
     final: bool
     """Whether the stream ended (or was cut) after it."""

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from typing import ClassVar
 
-from .._loading import utf16_encoding
 from .._events import Comment, Notice
+from .._loading import utf16_encoding
 from ._check import Check, Context, Need
 from ._model import Finding, Thresholds
 from .evidence import Bytes, Comments, Encoding, LineEnds, Lines
@@ -22,7 +23,9 @@ class FramingCheck(Check):
     """Counts the notices and comments of a pass, keeping the first of each kind."""
 
     family = "framing"
-    needs = {Need.HTTP_OK: "an error response: its body is the server's refusal, not an event stream"}
+    needs: ClassVar[Mapping[Need, str]] = {
+        Need.HTTP_OK: "an error response: its body is the server's refusal, not an event stream",
+    }
 
     def __init__(self, thresholds: Thresholds) -> None:
         super().__init__(thresholds)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from typing import ClassVar
 
 from ._check import Check, Context, Need
 from ._model import Finding
@@ -18,10 +19,11 @@ BUFFERING = ("buffering-burst", "single-flush", "fixed-size-flush")
 
 
 class HeadersCheck(Check):
-    """Reads the status and the streaming headers (no probe: nothing in the stream matters here)."""
+    """Reads the status and the streaming headers once the pass is over. It watches none of the
+    stream's events (an error response is quoted from `ctx.head`, the body's first bytes)."""
 
     family = "headers"
-    needs = {Need.RESPONSE: "a raw body: no status or headers were recorded"}
+    needs: ClassVar[Mapping[Need, str]] = {Need.RESPONSE: "a raw body: no status or headers were recorded"}
 
     def findings(self, ctx: Context) -> Iterator[Finding]:
         response = ctx.capture.response

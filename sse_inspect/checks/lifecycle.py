@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from typing import ClassVar
 
 from .._capture import Chunk
 from .._events import Event
@@ -28,7 +29,9 @@ class LifecycleCheck(Check):
     How the stream ended is the analysis's `Outcome`; this check says what that means for a client."""
 
     family = "lifecycle"
-    needs = {Need.HTTP_OK: "an error response: its body is the server's refusal, not an event stream"}
+    needs: ClassVar[Mapping[Need, str]] = {
+        Need.HTTP_OK: "an error response: its body is the server's refusal, not an event stream",
+    }
 
     def __init__(self, thresholds: Thresholds) -> None:
         super().__init__(thresholds)

@@ -10,18 +10,19 @@ silence long against the stream's own pace.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import ClassVar
 
 from .._capture import Chunk
-from .._diff import Release
 from .._events import Event
+from .._release import Release
 from ..dialects import EventFlags
 from ._check import Check, Context, Need
 from ._model import Finding, Thresholds
 from .evidence import Burst, Bursts, FixedSizeFlush, Silence, SingleFlush
 
-__all__ = ["TimingCheck"]
+__all__ = ["ChunkRelease", "TimingCheck"]
 
 
 _TEXT = EventFlags.TEXT
@@ -31,12 +32,49 @@ _FLUSH_MIN = 1024
 """A fixed-size flush is of chunks this big at least (smaller equal chunks are a server's equal events)."""
 
 
+@dataclass(frozen=True, slots=True)
+class ChunkRelease(Release):
+    """A release among one capture's parsed chunks."""
+
+    silence: float
+    """Seconds without a byte before it (for the first release: since the request was sent)."""
+    chunks: int
+    bytes: int
+    text_events: int
+    """How many of its events carried output."""
+
+
+@dataclass(slots=True)
+class _Gathering:
+    """The release whose chunks are still coming: its first and last chunk's times, and its counts."""
+
+    t0: float
+    t1: float
+    silence: float
+    chunks: int
+    bytes: int
+    text_events: int
+
+    def release(self) -> ChunkRelease:
+        return ChunkRelease(self.t0, self.t1 - self.t0, self.silence, self.chunks, self.bytes, self.text_events)
+
+
+@dataclass(slots=True)
+class _Flushes:
+    """The releases on the wire made of chunks of one size (>= 1 KiB): their chunks, how many of
+    those were cut inside an event, and when the first began."""
+
+    t: float
+    chunks: int = 0
+    cut: int = 0
+
+
 class TimingCheck(Check):
     """Follows the arrival times of a pass: releases of the parsed chunks (the biggest one, and
     those that could be bursts), the times of text events, chunk sizes and runs on the wire, silences."""
 
     family = "timing"
-    needs = {
+    needs: ClassVar[Mapping[Need, str]] = {
         Need.TIMED: "untimed capture: the source kept no per-chunk arrival times",
         Need.HTTP_OK: "an error response: its timing says nothing about a stream",
     }
@@ -47,10 +85,10 @@ class TimingCheck(Check):
         self.window = th.burst_window_ms / 1000
         self.long_silence = th.long_silence_s
         # releases
-        self.release: list[Any] = []
+        self.gathering: _Gathering | None = None
         self.releases = 0
-        self.biggest: Release | None = None
-        self.candidates: list[tuple[Release, bool]] = []  # (release, is the first)
+        self.biggest: ChunkRelease | None = None
+        self.candidates: list[tuple[ChunkRelease, bool]] = []  # (release, is the first)
         self.parsed_bytes = 0
         # text events: their count, first and last time, and the longest gap between two
         self.texts = 0
@@ -65,7 +103,7 @@ class TimingCheck(Check):
         # time, and how many of them end inside an event
         self.run_size = self.run_chunks = self.run_cut = 0
         self.run_t0 = 0.0
-        self.flushes: dict[int, list[Any]] = {}  # size -> [chunks, cut mid-event, t of the first]
+        self.flushes: dict[int, _Flushes] = {}  # by chunk size
         self.prev_t = 0.0
         self.silences: list[tuple[float, float]] = []
 
@@ -77,8 +115,7 @@ class TimingCheck(Check):
                 self.moments = 1
             else:
                 self.moments += t != self.last_text
-                if t - self.last_text > self.longest:
-                    self.longest = t - self.last_text
+                self.longest = max(self.longest, t - self.last_text)
             self.texts += 1
             self.last_text = t
 
@@ -86,27 +123,27 @@ class TimingCheck(Check):
         t = chunk.t or 0.0
         size = len(chunk.data)
         self.parsed_bytes += size
-        r = self.release  # [t0, t1, silence, chunks, bytes, events]
-        if r and t - r[1] <= self.window:
-            r[1] = t
-            r[3] += 1
-            r[4] += size
-            r[5] += text_events
+        g = self.gathering
+        if g is not None and t - g.t1 <= self.window:
+            g.t1 = t
+            g.chunks += 1
+            g.bytes += size
+            g.text_events += text_events
             return
-        if r:
-            self._released()
-        self.release = [t, t, max(t - (r[1] if r else 0.0), 0.0), 1, size, text_events]
+        if g is not None:
+            self._released(g)
+        silence = max(t - (g.t1 if g is not None else 0.0), 0.0)
+        self.gathering = _Gathering(t, t, silence, 1, size, text_events)
 
-    def _released(self) -> None:
+    def _released(self, g: _Gathering) -> None:
         th = self.th
-        t0, t1, silence, chunks, size, events = self.release
         first = self.releases == 0
         self.releases += 1
-        bigger = self.biggest is None or events > self.biggest.text_events
-        candidate = (events >= th.burst_min_events and t1 - t0 <= th.burst_span_ms / 1000
-                     and silence >= th.burst_min_silence_ms / 1000)  # fmt: skip
+        bigger = self.biggest is None or g.text_events > self.biggest.text_events
+        candidate = (g.text_events >= th.burst_min_events and g.t1 - g.t0 <= th.burst_span_ms / 1000
+                     and g.silence >= th.burst_min_silence_ms / 1000)  # fmt: skip
         if bigger or candidate:  # (most releases are neither: a steady stream's every chunk is one)
-            release = Release(t=t0, span=t1 - t0, silence=silence, chunks=chunks, bytes=size, text_events=events)
+            release = g.release()
             if bigger:
                 self.biggest = release
             if candidate:
@@ -137,14 +174,16 @@ class TimingCheck(Check):
 
     def _run_over(self) -> None:
         """A release of chunks all of one size (>= 1 KiB) is over: count it as that size's flushes."""
-        flush = self.flushes.setdefault(self.run_size, [0, 0, self.run_t0])
-        flush[0] += self.run_chunks
-        flush[1] += self.run_cut
+        flush = self.flushes.get(self.run_size)
+        if flush is None:
+            flush = self.flushes[self.run_size] = _Flushes(self.run_t0)
+        flush.chunks += self.run_chunks
+        flush.cut += self.run_cut
 
     def findings(self, ctx: Context) -> Iterator[Finding]:
-        if self.release:
-            self._released()
-            self.release = []
+        if self.gathering is not None:
+            self._released(self.gathering)
+            self.gathering = None
         yield from self._bursts_and_flush()
         yield from self._fixed_size(ctx)
         yield from self._silences(ctx)
@@ -224,18 +263,19 @@ class TimingCheck(Check):
         # The most common big size: it is the most common size of all whenever its flushes are at least
         # half of the chunks, as the finding requires.
         size = self.sizes.most_common(1)[0][0]
-        flushes, cut, t = self.flushes.get(size, (0, 0, None))
-        if flushes < th.fixed_flush_min_chunks or flushes * 2 < wire:
+        flush = self.flushes.get(size)
+        if flush is None or flush.chunks < th.fixed_flush_min_chunks or flush.chunks * 2 < wire:
             return
+        flushes = flush.chunks
         mid_event = None
         a = ctx.analysis
         if a.rechunk is not None or a.timing.bytes == a.timing.decoded_bytes:  # the chunks seen are the body's
-            mid_event = cut
+            mid_event = flush.cut
             if mid_event * 2 < flushes:
                 return  # cut at event boundaries: a server writing equal events, not a buffer
         where = f", {mid_event} of them cut inside an event" if mid_event is not None else ""
         yield self.found("fixed-size-flush", f"{flushes} of {self.n_wire} chunks are exactly {size} bytes, each a "
-                         f"flush of its own{where}: a hop's fixed-size buffer", t=t,
+                         f"flush of its own{where}: a hop's fixed-size buffer", t=flush.t,
                          evidence=FixedSizeFlush(size, flushes, mid_event))  # fmt: skip
 
     def _silences(self, ctx: Context) -> Iterator[Finding]:

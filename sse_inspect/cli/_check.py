@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import os
 import sys
@@ -17,6 +18,7 @@ from rich.text import Text
 from .._errors import SSEInspectError
 from .._rechunk import RechunkSpec
 from ..checks import Finding, Report, Severity, Thresholds, check_capture, parse_codes, parse_threshold
+from ..checks.evidence import Evidence, Silence
 from . import _render
 from ._json import dumps
 from ._params import (
@@ -30,7 +32,7 @@ from ._params import (
 )
 from ._reading import reading
 
-__all__ = ["Checked", "check", "findings_view", "report_json", "show"]
+__all__ = ["Checked", "check", "evidence_json", "findings_view", "report_json", "show"]
 
 FAIL_ON = {"error": Severity.ERROR, "warning": Severity.WARNING, "info": Severity.INFO, "never": None}
 PARALLEL_FROM = 4
@@ -45,6 +47,26 @@ class Checked:
     path: str
     report: Report | None = None
     error: str | None = None
+
+
+_EVIDENCE_KEYS: dict[type[Evidence], dict[str, str]] = {Silence: {"start": "from", "end": "to"}}
+"""Evidence fields whose JSON key is not their name, by kind: a silence runs `from` ... `to`."""
+
+
+def evidence_json(evidence: Evidence) -> dict[str, Any]:
+    """A finding's evidence as `check --json` writes it: its fields in order, keyed by their names
+    (but for `_EVIDENCE_KEYS`); evidence inside it (the bursts of `Bursts`) as objects, tuples as lists.
+    Here with `report_json` rather than in `_json`, which `text` and `events` load without the checks."""
+    keys = _EVIDENCE_KEYS.get(type(evidence), {})
+    return {keys.get(f.name, f.name): _evidence_value(getattr(evidence, f.name)) for f in dataclasses.fields(evidence)}
+
+
+def _evidence_value(value: Any) -> Any:
+    if isinstance(value, Evidence):
+        return evidence_json(value)
+    if isinstance(value, tuple):
+        return [_evidence_value(v) for v in value]
+    return value
 
 
 def report_json(report: Report, path: str) -> dict[str, Any]:
@@ -64,7 +86,7 @@ def report_json(report: Report, path: str) -> dict[str, Any]:
                 "t": f.t,
                 "event_index": f.event_index,
                 "offset": f.offset,
-                "evidence": f.evidence.to_json() if f.evidence is not None else {},
+                "evidence": evidence_json(f.evidence) if f.evidence is not None else {},
             }
             for f in report.findings
         ],

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from sse_inspect import Capture, Chunk, End, Request, analyze, parse_capture
-from sse_inspect.checks import CODES, Finding, Severity, check_capture, run_checks
+from sse_inspect import Capture, Chunk, End, Request, parse_capture
+from sse_inspect.checks import CODES, Finding, Severity, check_capture
 from sse_inspect.checks.evidence import ErrorEvent
 
 from . import timelines as T
@@ -228,7 +228,7 @@ NEAR_MISSES = [
 
 
 def findings(capture: Capture) -> tuple[Finding, ...]:
-    return run_checks(analyze(capture)).findings
+    return check_capture(capture).findings
 
 
 def test_codes_are_the_documented_ones() -> None:

@@ -6,8 +6,7 @@ import json
 
 import pytest
 
-from sse_inspect import analyze
-from sse_inspect.checks import Report, Severity, run_checks
+from sse_inspect.checks import Report, Severity, check_capture
 
 from ..helpers import CORPUS
 from . import timelines as T
@@ -24,7 +23,7 @@ ERRORED = [e for e in MANIFEST if e.get("errors")]
 
 def check(entry: dict) -> Report:
     """The stream cut per event: 300 ms to the first, then one every 30 ms, with streaming headers."""
-    return run_checks(analyze(T.paced((CORPUS / entry["file"]).read_bytes(), ttft=0.3, every=0.03, url=URL)))
+    return check_capture(T.paced((CORPUS / entry["file"]).read_bytes(), ttft=0.3, every=0.03, url=URL))
 
 
 def serious(report: Report) -> list[str]:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -31,9 +32,9 @@ from sse_inspect.checks import (
     Skipped,
     parse_codes,
     parse_threshold,
-    run_checks,
 )
 from sse_inspect.checks.evidence import Bursts, Silence
+from sse_inspect.cli._check import evidence_json
 
 from . import timelines as T
 from .test_codes import OA
@@ -45,7 +46,7 @@ class Counting(Check):
     """A check of the lifecycle family (so its codes exist) that counts events and reports nothing."""
 
     family = "lifecycle"
-    needs = {Need.TIMED: "untimed: nothing to count", Need.RESPONSE: "no response"}
+    needs: ClassVar[Mapping[Need, str]] = {Need.TIMED: "untimed: nothing to count", Need.RESPONSE: "no response"}
 
     def __init__(self, thresholds: Thresholds) -> None:
         super().__init__(thresholds)
@@ -96,23 +97,17 @@ def test_the_checks_share_out_every_code() -> None:
     assert sorted(code for c in CHECKS for code in c.codes()) == sorted(CODES)
 
 
-def test_run_checks_reads_the_chunks_again_and_finds_the_same() -> None:
-    capture = T.burst_after_silence()
-    analysis = analyze(capture)
-    report = run_checks(analysis)
-    assert report.analysis is not analysis and report.analysis == analysis
-    assert report.findings == check_capture(capture).findings
-
-
-def test_evidence_is_typed_and_the_json_is_made_from_it() -> None:
+def test_evidence_is_typed_and_the_json_is_made_from_it_at_the_edge() -> None:
     report = check_capture(T.burst_after_silence())
     [(finding, bursts)] = report.evidence(Bursts)
     assert finding.code == "buffering-burst" and isinstance(bursts, Bursts) and bursts.events_held == 40
-    assert bursts.to_json() == {"bursts": [b.to_json() for b in bursts.bursts], "events_held": 40,
-                                "pace_ms": bursts.pace_ms}  # fmt: skip
-    assert list(bursts.bursts[0].to_json()) == ["t", "events", "bytes", "silence_s", "span_ms"]
+    assert evidence_json(bursts) == {"bursts": [evidence_json(b) for b in bursts.bursts], "events_held": 40,
+                                     "pace_ms": bursts.pace_ms}  # fmt: skip
+    assert list(evidence_json(bursts.bursts[0])) == ["t", "events", "bytes", "silence_s", "span_ms"]
     [(_, gap)] = check_capture(T.silent_gap(gap=45.0)).evidence(Silence)
-    assert list(gap.to_json()) == ["gap_s", "from", "to", "final"] and gap.to_json()["from"] == gap.start
+    assert list(evidence_json(gap)) == ["gap_s", "from", "to", "final"] and evidence_json(gap)["from"] == gap.start
+    assert evidence_json(gap)["to"] == gap.end
+    assert not any(hasattr(kind, "to_json") for kind in (Bursts, Silence)), "the values hold no JSON"
 
 
 # -- the public names ------------------------------------------------------------------------------------
@@ -124,6 +119,20 @@ def test_the_front_door_has_the_checks() -> None:
     for name in ("Check", "Finding", "Report", "Severity", "Thresholds", "check_capture"):
         assert getattr(sse_inspect, name) is getattr(checks, name), name
         assert name in sse_inspect.__all__
+
+
+def test_the_checks_names_once_loaded_say_sse_inspect_like_every_export() -> None:
+    """In a fresh interpreter, so that the first use of a checks' name is what loads them all."""
+    code = (
+        "import sse_inspect; sse_inspect.Report; "
+        "print(sorted({getattr(sse_inspect, n).__module__ for n in sse_inspect.__all__ "
+        "if isinstance(getattr(sse_inspect, n), type)}))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "['sse_inspect']"
+    for name in ("Check", "Finding", "Report", "Severity", "Thresholds"):
+        assert getattr(sse_inspect, name).__module__ == "sse_inspect", name
+    assert repr(sse_inspect.Finding) == "<class 'sse_inspect.Finding'>"
 
 
 def test_reading_a_capture_loads_no_check() -> None:

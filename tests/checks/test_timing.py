@@ -9,7 +9,11 @@ from collections.abc import Callable
 import pytest
 
 from sse_inspect import Capture, Chunk, End, SSEInspectError, analyze, parse_capture, parse_rechunk_spec
-from sse_inspect.checks import CODES, Finding, Report, Severity, Thresholds, parse_threshold, run_checks
+from sse_inspect._diff import HeldRelease, diff_timing
+from sse_inspect._release import Release
+from sse_inspect.checks import CODES, Finding, Report, Severity, Thresholds, check_capture, parse_threshold
+from sse_inspect.checks._check import Context
+from sse_inspect.checks.timing import ChunkRelease, TimingCheck
 
 from ..helpers import CORPUS
 from . import timelines as T
@@ -19,7 +23,7 @@ HEADERS = {name for name, code in CODES.items() if code.family == "headers"}
 
 
 def check(capture: Capture, thresholds: Thresholds | None = None) -> Report:
-    return run_checks(analyze(capture), thresholds=thresholds)
+    return check_capture(capture, thresholds=thresholds)
 
 
 def only(report: Report, code: str) -> Finding:
@@ -195,9 +199,9 @@ def test_error_response_skips_timing() -> None:
 
 
 def test_select_and_ignore() -> None:
-    analysis = analyze(T.nginx_4k_buffer())
-    assert {f.code for f in run_checks(analysis, select={"fixed-size-flush"}).findings} == {"fixed-size-flush"}
-    ignored = run_checks(analysis, ignore={"buffering-burst", "fixed-size-flush"})
+    capture = T.nginx_4k_buffer()
+    assert {f.code for f in check_capture(capture, select={"fixed-size-flush"}).findings} == {"fixed-size-flush"}
+    ignored = check_capture(capture, ignore={"buffering-burst", "fixed-size-flush"})
     assert not {f.code for f in ignored.findings} & {"buffering-burst", "fixed-size-flush"}
     assert not ignored.verdict.startswith("BUFFERED")
 
@@ -289,8 +293,28 @@ def test_a_re_cut_stands_for_the_wire_but_keeps_its_byte_count() -> None:
     assert whole.timing.ttfb == last and whole.timing.max_gap == last
     assert plain.timing.bytes == whole.timing.bytes == cut.timing.bytes < plain.timing.decoded_bytes
     assert len(whole.capture.chunks) == 40  # the recording is what it was
-    report = run_checks(whole)
+    report = check_capture(capture, rechunk=parse_rechunk_spec("whole"))
     message = only(report, "compressed-stream").message
     assert f"({plain.timing.bytes} bytes on the wire for {plain.timing.decoded_bytes} decoded)" in message
     assert "single-flush" in {f.code for f in report.findings}  # the findings see the one chunk too
     assert "single-flush" not in {f.code for f in check(capture).findings}
+
+
+def test_the_check_and_the_diff_find_the_same_release_where_a_hop_flushed() -> None:
+    """One `Release`, extended by each side with what it counts: on one downstream recording, the
+    timing check's release of the held events (among the chunks) is the timing diff's (among the
+    held events): same start, same span, as many text events as held events."""
+    from ..test_diff import held_downstream, stream, upstream
+
+    times = upstream()
+    downstream = stream(held_downstream(times))
+    (held,) = diff_timing(analyze(stream(times)), analyze(downstream)).releases
+    check = TimingCheck(Thresholds())
+    analysis = analyze(downstream, observers=[check])
+    list(check.findings(Context(analysis, Thresholds())))
+    release = check.biggest
+    assert isinstance(held, HeldRelease) and isinstance(release, ChunkRelease)
+    assert (release.t, release.span) == (held.t, held.span) and held.t == 3.0
+    assert release.text_events == release.chunks == len(held.events) == 31
+    assert release.silence == pytest.approx(3.0 - 0.555) and held.first_hold == pytest.approx(3.0 - 0.605)
+    assert {type(r).__mro__[1] for r in (held, release)} == {Release}
