@@ -20,8 +20,10 @@ from enum import Enum, StrEnum
 
 from ._capture import End
 
-__all__ = ["ADVICE", "CAUSES", "STATES", "WORDS", "Audience", "Cause", "Outcome", "State", "abrupt_end", "decide_outcome",
-           "end_cause", "say"]  # fmt: skip
+__all__ = [
+    "ADVICE", "CAUSES", "STATES", "WORDS", "Audience", "Cause", "Outcome", "State", "abrupt_end", "decide_outcome",
+    "end_cause", "say",
+]  # fmt: skip
 
 
 class State(StrEnum):
