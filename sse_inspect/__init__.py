@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import typing as _typing
 
-from ._analysis import Analysis, Observer, Outcome, Timing, analyze
+from ._analysis import Analysis, Observer, Timing, analyze
+from ._outcome import Outcome
 from ._capture import FORMAT, Capture, Chunk, End, Request, Response, capture_from_body, dump_capture
 from ._diff import EventsDiff, TextDiff, TimingDiff, diff_events, diff_text, diff_timing
 from ._errors import CaptureError, CheckSpecError, DialectError, RechunkSpecError, SSEInspectError

@@ -8,6 +8,14 @@
 
 The pass reads each chunk once. What must see every chunk or event (the checks, the terminal
 timeline, `events --json`) does so as an `Observer`, so nothing needs the events kept.
+
+The way from a capture to its parsed chunks and its dialect is written once, here, and `Playback`
+goes it too: `body` (content-decoded, re-cut), `parse_chunks` (each chunk with its items), `detect`
+(the dialect, from the first events).
+
+A speed module (benchmarks/end_to_end.py): the per-chunk and per-event loops (`_Pass.wired`,
+`_Pass.take`) hold what they use in local variables and test `type(item) is Event` rather than
+`isinstance`, since they run once per chunk and per event of captures of many megabytes.
 """
 
 from __future__ import annotations
@@ -29,7 +37,7 @@ from ._rechunk import rechunk as recut
 from .dialects import Answer, Dialect, EventFlags, Reader, detect_dialect, get_dialect
 from .dialects._base import END, TEXT  # the flags as plain ints: speed code for the per-event loop
 
-__all__ = ["Analysis", "Observer", "Outcome", "Timing", "analyze", "body_chunks"]
+__all__ = ["DETECT_EVENTS", "Analysis", "Observer", "Parsed", "Timing", "analyze", "body", "detect", "parse_chunks"]
 
 DETECT_EVENTS = 50
 """How many leading events dialect detection looks at."""
@@ -92,6 +100,9 @@ class Analysis:
     timing: Timing
     outcome: Outcome
     """How the stream ended: complete, cut, errored, ... (decided here once, for every check and view)."""
+    grammar: Dialect = dataclasses.field(compare=False, repr=False)
+    """The dialect the answer was rebuilt with (`dialect` is its name; with `rebuild=False`, the generic one).
+    Not compared: a dialect is a stateless grammar, and `answer` holds its name."""
     rechunk: RechunkSpec | None = None
     kept: bool = True
     """Whether the chunks and events were kept."""
@@ -103,7 +114,7 @@ class Analysis:
         return self.answer.dialect
 
 
-_Parsed = tuple[int | None, Chunk | None, list[Event | Comment | Notice]]
+Parsed = tuple[int | None, Chunk | None, list[Event | Comment | Notice]]
 """A chunk's number, the chunk and its items (None, None: what came at the end of the body)."""
 
 
@@ -151,20 +162,18 @@ def analyze(
     byte did (`whole`: everything at the last chunk's time)."""
     head = source.capture if isinstance(source, CaptureStream) else source
     keep_wire = keep and isinstance(source, CaptureStream)  # a capture has its chunks already
-    run = _Pass(head, get_dialect(dialect) if dialect else None, keep, observers, keep_wire=keep_wire)
-    if not rebuild:
-        run.dialect, run.reader = get_dialect("generic"), _Unread()
+    run = _Pass(head, keep, observers, keep_wire=keep_wire, rechunked=rechunk is not None)
     wire_chunks: Iterable[Chunk] = source if isinstance(source, CaptureStream) else source.chunks
     decode_notices: list[Notice] = []
-    if rechunk is not None:  # the re-cut chunks are what crossed the wire, each when its last byte did
-        body = list(body_chunks(head, decode_notices, run.read(wire_chunks)))
-        chunks = run.wired(iter(recut(body, rechunk)), keep=False)
-    else:
-        chunks = run.wired(wire_chunks)
-        if not is_identity(head):  # else the wire chunks are the body's: parse them as they come
-            chunks = body_chunks(head, decode_notices, chunks)
     parser = EventStreamParser()
-    run.take(_parsed(chunks, parser, decode_notices))
+    parsed = parse_chunks(body(head, wire_chunks, decode_notices, rechunk, read=run.read, wired=run.wired), parser,
+                          decode_notices)  # fmt: skip
+    if not rebuild:
+        run.dialect, run.reader = get_dialect("generic"), _Unread()
+    else:
+        run.dialect, parsed = detect(parsed, head.request.url if head.request else None, dialect)
+        run.reader = run.dialect.reader()
+    run.take(parsed)
     capture = source.capture if isinstance(source, CaptureStream) else source  # a stream's end is known now
     return run.finish(capture, parser.stats, rechunk)
 
@@ -177,12 +186,47 @@ def answer_text(capture: Capture) -> str:
 provide_answer_text(answer_text)  # the capture values sit below this module: it hands `Capture.text` down
 
 
-def _parsed(chunks: Iterable[Chunk], parser: EventStreamParser, notices: list[Notice]) -> Iterator[_Parsed]:
-    """Each chunk, numbered, with what it parsed to; then (None, None, what came at the end)."""
+def body(
+    capture: Capture,
+    wire: Iterable[Chunk],
+    notices: list[Notice],
+    rechunk: RechunkSpec | None,
+    *,
+    read: Callable[[Iterable[Chunk]], Iterable[Chunk]] = iter,
+    wired: Callable[[Iterable[Chunk]], Iterable[Chunk]] = iter,
+) -> Iterable[Chunk]:
+    """The capture's body chunks as parsed, from its `wire` chunks: content-decoded (the problems added
+    to `notices`) and re-cut as `rechunk` says. A re-cut stands for the wire: `read` sees the chunks as
+    read, `wired` the chunks that stand for the wire (the re-cut ones, else the ones read)."""
+    if rechunk is not None:  # a re-cut needs the body whole; each new chunk comes when its last byte did
+        return wired(iter(recut(list(body_chunks(capture, notices, read(wire))), rechunk)))
+    chunks = wired(wire)
+    return chunks if is_identity(capture) else body_chunks(capture, notices, chunks)
+
+
+def parse_chunks(chunks: Iterable[Chunk], parser: EventStreamParser, notices: list[Notice]) -> Iterator[Parsed]:
+    """Each chunk, numbered, with what `parser` parsed from it; then (None, None, the `notices` and what
+    the parser's close gives)."""
     feed = parser.feed
     for index, chunk in enumerate(chunks):
         yield index, chunk, feed(chunk.data, chunk.t)
     yield None, None, [*notices, *parser.close()]
+
+
+def detect(parsed: Iterator[Parsed], url: str | None, name: str | None = None) -> tuple[Dialect, Iterator[Parsed]]:
+    """The dialect `name` says, or (None) the one the first DETECT_EVENTS events tell, and the parsed
+    chunks from the first: telling it reads ahead as far as those events, no further."""
+    if name is not None:
+        return get_dialect(name), parsed
+    ahead: list[Parsed] = []
+    events = 0
+    for entry in parsed:
+        ahead.append(entry)
+        events += sum(type(x) is Event for x in entry[2])
+        if events >= DETECT_EVENTS or entry[0] is None:
+            break
+    first = [x for _, _, items in ahead for x in items if type(x) is Event][:DETECT_EVENTS]
+    return detect_dialect(first, url), itertools.chain(ahead, parsed)  # type: ignore[arg-type]
 
 
 _NOTHING = EventFlags(0)
@@ -210,11 +254,10 @@ class _Pass:
     """The state of one analysis pass: only counters, unless asked to keep the events."""
 
     def __init__(
-        self, capture: Capture, dialect: Dialect | None, keep: bool, observers: Sequence[Observer], *, keep_wire: bool
+        self, capture: Capture, keep: bool, observers: Sequence[Observer], *, keep_wire: bool, rechunked: bool
     ) -> None:
-        self.url = capture.request.url if capture.request else None
-        self.dialect = dialect
-        self.reader = dialect.reader() if dialect else None
+        self.dialect: Dialect | None = None  # told by `analyze` before `take`
+        self.reader: Reader | None = None
         self.keep = keep
         self.observers = tuple(observers)
         self.on_wire = _hooks(observers, "wire")
@@ -222,8 +265,10 @@ class _Pass:
         self.on_comment = _hooks(observers, "comment")
         self.on_notice = _hooks(observers, "notice")
         self.on_chunk = _hooks(observers, "chunk")
-        # kept, when keeping (the wire chunks only when a stream brought them: a capture has its own)
+        # kept, when keeping (the wire chunks only when a stream brought them: a capture has its own;
+        # by `read` under a re-cut, by `wired` else)
         self.wire_chunks: list[Chunk] | None = [] if keep_wire else None
+        self.rechunked = rechunked
         self.chunks: list[Chunk] = []
         self.events: list[Event] = []
         self.comments: list[Comment] = []
@@ -259,9 +304,10 @@ class _Pass:
         finally:
             self.read_bytes = size
 
-    def wired(self, chunks: Iterable[Chunk], *, keep: bool = True) -> Iterator[Chunk]:
-        """The chunks as read, after counting them and their silences and showing them to the wire observers."""
-        on_wire, kept = self.on_wire, self.wire_chunks if keep else None
+    def wired(self, chunks: Iterable[Chunk]) -> Iterator[Chunk]:
+        """The chunks that stand for the wire, after counting them and their silences and showing them to
+        the wire observers (and keeping them, if keeping, unless `read` did: a re-cut's are not the wire's)."""
+        on_wire, kept = self.on_wire, None if self.rechunked else self.wire_chunks
         n = size = 0
         ttfb: float | None = None
         max_gap: float | None = None
@@ -290,23 +336,9 @@ class _Pass:
             self.n_wire, self.wire_bytes, self.ttfb, self.all_timed, self.last_t = n, size, ttfb, timed, last
             self.max_gap, self.max_gap_at = max_gap, max_gap_at
 
-    def take(self, parsed: Iterable[_Parsed]) -> None:
-        """Every parsed chunk's items, in order; the first are held until they tell the dialect."""
-        parsed = iter(parsed)
-        if self.reader is None:
-            waiting, events = [], 0
-            for entry in parsed:
-                waiting.append(entry)
-                events += sum(type(x) is Event for x in entry[2])
-                if events >= DETECT_EVENTS or entry[0] is None:
-                    break
-            first = [x for _, _, xs in waiting for x in xs if type(x) is Event][:DETECT_EVENTS]
-            self.dialect = detect_dialect(first, self.url)  # type: ignore[arg-type]
-            self.reader = self.dialect.reader()
-            parsed = itertools.chain(waiting, parsed)
-        self._take(parsed)
-
-    def _take(self, parsed: Iterator[_Parsed]) -> None:
+    def take(self, parsed: Iterable[Parsed]) -> None:
+        """Every parsed chunk's items, in order, read by the dialect's reader, counted, kept if keeping,
+        shown to the observers."""
         assert self.reader is not None
         read, keep = self.reader.feed, self.keep
         on_event, on_comment, on_notice, on_chunk = self.on_event, self.on_comment, self.on_notice, self.on_chunk
@@ -377,10 +409,13 @@ class _Pass:
             stats=stats,
             answer=answer,
             timing=self._timing(capture),
+            grammar=self.dialect,
             outcome=decide_outcome(
-                answer,
-                capture.end,
-                capture.response.status if capture.response else None,
+                errored=bool(answer.errors),
+                end_marker=answer.end_marker,
+                end_marker_seen=answer.end_marker_seen,
+                end=capture.end,
+                status=capture.response.status if capture.response else None,
                 unterminated=self.notice_counts.get("unterminated-event", 0) > 0,
             ),
             rechunk=spec,

@@ -40,7 +40,6 @@ __all__ = [
     "End",
     "Request",
     "Response",
-    "abrupt_end",
     "capture_from_body",
     "chunk_line",
     "chunk_lines",
@@ -84,16 +83,6 @@ class End:
     kind: str
     t: float | None = None
     error: str | None = None
-
-
-def abrupt_end(end: End | None) -> str | None:
-    """Why a replay of a stream that ended with `end` must end abruptly, as a cut connection does
-    (it did not end cleanly, or the recording was cut off first: no end line), or None."""
-    if end is not None and end.kind == "complete":
-        return None
-    if end is None:
-        return "recording cut off"
-    return f"{end.kind}: {end.error}" if end.error else end.kind
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

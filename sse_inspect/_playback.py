@@ -6,7 +6,9 @@
     playback.answer()                  # the answer so far: here, all of it
 
 Each step says when its chunk was recorded, the chunk, what it parsed to (events, comments,
-notices) and what it added to the answer; the last step says how the stream ended. Each event is
+notices) and what it added to the answer; the last step says how the stream ended (its `Outcome`).
+The way from the capture to the parsed chunks and the dialect is `analyze`'s (`_analysis.body`,
+`parse_chunks`, `detect`), so a replay parses and reads exactly what an analysis does. Each event is
 parsed once and read by the dialect's reader once, so a replay costs what one analysis does however
 long the stream. Nothing here waits: `Pacing` says when a recorded moment plays, and the caller
 sleeps (`sse-inspect replay`) or awaits (`sse-inspect serve`).
@@ -14,25 +16,32 @@ sleeps (`sse-inspect replay`) or awaits (`sse-inspect serve`).
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Protocol
 
-from ._analysis import DETECT_EVENTS
-from ._decoding import body_chunks
-from ._capture import Capture, Chunk, End
+from ._analysis import Parsed, body, detect, parse_chunks
+from ._capture import Capture, Chunk
 from ._events import Comment, Event, Notice
+from ._outcome import Outcome, decide_outcome
 from ._parser import EventStreamParser
 from ._rechunk import RechunkSpec
-from ._rechunk import rechunk as recut
-from .dialects import Answer, Dialect, EventFlags, detect_dialect, get_dialect
-from .dialects._accumulate import ChoiceState
+from .dialects import Answer, EventFlags
 
-__all__ = ["Pacing", "Playback", "Step"]
+__all__ = ["Pacing", "Playback", "PlaybackStep"]
 
 Item = Event | Comment | Notice
-_Parsed = tuple[Chunk | None, list[Item]]
-"""A chunk and what it parsed to; (None, what came at the end of the body) last."""
+
+
+class _Text(Protocol):
+    def since(self, start: int) -> str: ...
+
+
+class _Choice(Protocol):
+    """What a replay reads of the reader's first choice (`Reader.first_choice()`): its text as streamed."""
+
+    @property
+    def text(self) -> _Text: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +65,7 @@ class Pacing:
 
 
 @dataclass(frozen=True, slots=True)
-class Step:
+class PlaybackStep:
     """What one chunk brought to a replay; the last step (`chunk` None) is the end of the stream."""
 
     t: float | None
@@ -75,36 +84,26 @@ class Step:
     """Events so far, this step's included."""
     bytes: int
     """Body bytes so far, this step's included."""
-    end: End | None = None
-    """On the last step, how the recording says the stream ended (None: it does not say: no end line)."""
+    outcome: Outcome | None = None
+    """On the last step, how the stream ended, decided as `analyze` decides it (None on the other steps)."""
 
 
 class Playback:
-    """One replay of a capture: iterate it once for its `Step`s; `answer()` is the answer so far.
+    """One replay of a capture: iterate it once for its `PlaybackStep`s; `answer()` is the answer so far.
 
-    The body is content-decoded and re-cut (`rechunk`) as `analyze` does it, so the steps' chunks
-    are the analysis's. Unless `dialect` names one, the dialect is told from the first events, as
+    The body is content-decoded and re-cut (`rechunk`) by `analyze`'s own steps, so the steps' chunks
+    are the analysis's. Unless `dialect` names one, the dialect is told from the first events as
     `analyze` tells it: the constructor reads ahead as far as those events (DETECT_EVENTS), no further.
     """
 
     def __init__(self, capture: Capture, *, rechunk: RechunkSpec | None = None, dialect: str | None = None) -> None:
         self.capture = capture
         notices: list[Notice] = []  # the body's decoding problems: they come with the end
-        chunks: Iterable[Chunk] = body_chunks(capture, notices)
-        if rechunk is not None:  # a re-cut needs the body whole; each new chunk comes when its last byte did
-            chunks = recut(list(chunks), rechunk)
-        self._parsed = _parse(chunks, notices)
-        ahead: list[_Parsed] = []
-        if dialect is None:
-            ahead = _read_ahead(self._parsed, DETECT_EVENTS)
-            first = [x for _, items in ahead for x in items if isinstance(x, Event)][:DETECT_EVENTS]
-            self.dialect: Dialect = detect_dialect(first, capture.request.url if capture.request else None)
-        else:
-            self.dialect = get_dialect(dialect)
-        self._ahead = ahead
+        parsed = parse_chunks(body(capture, capture.chunks, notices, rechunk), EventStreamParser(), notices)
+        self.dialect, self._parsed = detect(parsed, capture.request.url if capture.request else None, dialect)
         self._reader = self.dialect.reader()
         self._text_events: list[int] = []
-        self._choice: ChoiceState | None = None  # the first choice, as far as the steps have shown it
+        self._choice: _Choice | None = None  # the first choice, as far as the steps have shown it
         self._shown = 0  # how much of its text they have shown
 
     def answer(self) -> Answer:
@@ -112,27 +111,43 @@ class Playback:
         built when asked: it costs the length of the answer, so a view asks when it redraws."""
         return self._reader.answer(self.dialect, tuple(self._text_events))
 
-    def __iter__(self) -> Iterator[Step]:
+    def __iter__(self) -> Iterator[PlaybackStep]:
         """The steps: one a chunk, then the end. One pass: a second iteration yields nothing."""
         read, text_events = self._reader.feed, self._text_events
         events = size = 0
+        unterminated = False
         last_t: float | None = None
-        ahead, self._ahead = self._ahead, []
-        for chunk, items in itertools.chain(ahead, self._parsed):
+        parsed: Iterator[Parsed] = self._parsed
+        self._parsed = iter(())
+        for _, chunk, items in parsed:
             for item in items:
                 if isinstance(item, Event):
                     events += 1
                     if read(item) & EventFlags.TEXT:
                         text_events.append(item.index)
+                elif isinstance(item, Notice) and item.kind == "unterminated-event":
+                    unterminated = True
             text, restarted = self._new_text()
             if chunk is None:
                 end = self.capture.end
                 t = end.t if end is not None and end.t is not None else last_t
-                yield Step(t, None, tuple(items), text, restarted, events, size, end)
+                yield PlaybackStep(t, None, tuple(items), text, restarted, events, size, self._outcome(unterminated))
                 return
             size += len(chunk.data)
             last_t = chunk.t
-            yield Step(chunk.t, chunk, tuple(items), text, restarted, events, size)
+            yield PlaybackStep(chunk.t, chunk, tuple(items), text, restarted, events, size)
+
+    def _outcome(self, unterminated: bool) -> Outcome:
+        """How the stream ended, from what the reader saw (the answer is not built for it)."""
+        response = self.capture.response
+        return decide_outcome(
+            errored=bool(self._reader.errors),
+            end_marker=self.dialect.end_marker,
+            end_marker_seen=bool(self._reader.end_marker_events),
+            end=self.capture.end,
+            status=response.status if response else None,
+            unterminated=unterminated,
+        )
 
     def _new_text(self) -> tuple[str, bool]:
         """What the first choice's text gained since the last call (restarted: all of a new first choice's)."""
@@ -149,23 +164,3 @@ class Playback:
         if text.startswith(before):
             return text[len(before) :], False
         return text, True
-
-
-def _parse(chunks: Iterable[Chunk], notices: list[Notice]) -> Iterator[_Parsed]:
-    """Each chunk with what it parsed to; then (None, the `notices` and what the parser's close gives)."""
-    parser = EventStreamParser()
-    for chunk in chunks:
-        yield chunk, parser.feed(chunk.data, chunk.t)
-    yield None, [*notices, *parser.close()]
-
-
-def _read_ahead(parsed: Iterator[_Parsed], events: int) -> list[_Parsed]:
-    """The first parsed chunks, up to the one that brings the count of events to `events` (or the end)."""
-    ahead: list[_Parsed] = []
-    seen = 0
-    for chunk, items in parsed:
-        ahead.append((chunk, items))
-        seen += sum(isinstance(x, Event) for x in items)
-        if seen >= events or chunk is None:
-            break
-    return ahead

@@ -22,7 +22,8 @@ from collections.abc import AsyncIterator, Iterator
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from ._capture import Capture, Chunk, abrupt_end
+from ._capture import Capture, Chunk
+from ._outcome import abrupt_end
 from ._rechunk import RechunkSpec, replay_chunks
 from .server import HOP_BY_HOP
 

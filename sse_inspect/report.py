@@ -21,7 +21,7 @@ from ._analysis import Analysis
 from ._diff import TimingDiff, diff_timing
 from ._errors import SSEInspectError
 from ._format import STREAMING_HEADERS, nice_scale, seconds, size, tick_label, visible
-from ._outcome import Outcome
+from ._outcome import Outcome, State
 from ._version import __version__
 from .checks import Report, Severity
 from .checks.evidence import Bursts, Silence
@@ -70,7 +70,7 @@ def esc(value: object) -> str:
 
 def _end_class(o: Outcome) -> str:
     """The end mark's CSS class: complete, cut or errored."""
-    return "complete" if o.ok else "errored" if o.state == "errored" else "cut"
+    return "complete" if o.ok else "errored" if o.state is State.ERRORED else "cut"
 
 
 def _label(i: int) -> str:

@@ -27,8 +27,9 @@ try:
 except ImportError:  # pragma: no cover - exercised in a subprocess by the tests
     raise ImportError("sse_inspect.requests_adapter needs requests: pip install requests") from None
 
-from ._capture import Capture, Chunk, abrupt_end
+from ._capture import Capture, Chunk
 from ._decoding import BodyDecoder, ContentDecodingError
+from ._outcome import abrupt_end
 from ._rechunk import RechunkSpec, replay_chunks
 from .server import HOP_BY_HOP
 

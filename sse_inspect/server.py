@@ -31,7 +31,8 @@ from urllib.parse import urlsplit
 
 import h11
 
-from ._capture import Capture, Chunk, abrupt_end
+from ._capture import Capture, Chunk
+from ._outcome import abrupt_end
 from ._playback import Pacing
 from ._rechunk import RechunkSpec, replay_chunks
 

@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from sse_inspect import Capture, Chunk, End, Event, Request, analyze, load_capture, parse_rechunk_spec
 from sse_inspect._analysis import DETECT_EVENTS
 from sse_inspect._parser import EventStreamParser
-from sse_inspect._playback import Pacing, Playback, Step
+from sse_inspect._outcome import Cause, State
+from sse_inspect._playback import Pacing, Playback, PlaybackStep
 from sse_inspect.cli import cli
 from sse_inspect.dialects import get_dialect
 from sse_inspect.dialects._accumulate import Channel
@@ -82,7 +83,9 @@ def test_steps_are_the_analysis_chunk_by_chunk(path: Path, spec: str | None) -> 
     steps = list(playback)
     *chunks, last = steps
     assert [s.chunk for s in chunks] == list(analysis.chunks)
-    assert last.chunk is None and last.end == capture.end
+    assert last.chunk is None and last.outcome is not None and last.outcome.end == capture.end
+    assert last.outcome == analysis.outcome  # decided as the analysis decides it
+    assert all(s.outcome is None for s in chunks)
     items = [x for s in steps for x in s.items]
     assert [x for x in items if isinstance(x, Event)] == list(analysis.events)
     assert [x for x in items if type(x).__name__ == "Comment"] == list(analysis.comments)
@@ -221,11 +224,18 @@ def test_the_last_step_is_the_end() -> None:
     cut = End(kind="server-disconnected", t=2.5, error="reset")
     capture = chat_capture([(0, "a")], end=cut)
     size = sum(len(c.data) for c in capture.chunks)
-    assert list(Playback(capture))[-1] == Step(2.5, None, (), "", False, 2, size, cut)
+    last = list(Playback(capture))[-1]
+    assert last == PlaybackStep(2.5, None, (), "", False, 2, size, analyze(capture).outcome)
+    assert last.outcome is not None and last.outcome.end == cut
+    # [DONE] came, then the connection was cut: complete, and the end line still says how it ended
+    assert (last.outcome.state, last.outcome.cause) == (State.COMPLETE, Cause.END_MARKER)
+    assert last.outcome.end_cause == Cause.SERVER_DISCONNECTED
     no_end_line = list(Playback(dataclasses.replace(chat_capture([(0, "a"), (0, "b")]), end=None)))[-1]
-    assert no_end_line.end is None and no_end_line.t == 0.03
+    assert no_end_line.outcome is not None and no_end_line.outcome.end is None and no_end_line.t == 0.03
+    assert no_end_line.outcome.end_cause == Cause.RECORDING_STOPPED
     untimed = list(Playback(corpus_capture(CORPUS / "cohere-chat-v2-text.sse")))
-    assert {s.t for s in untimed} == {None} and untimed[-1].end == End(kind="complete")
+    assert {s.t for s in untimed} == {None} and untimed[-1].outcome is not None
+    assert untimed[-1].outcome.end == End(kind="complete") and untimed[-1].outcome.state == State.COMPLETE
 
 
 def test_an_unknown_dialect_is_refused_before_anything_plays() -> None:

@@ -7,6 +7,7 @@ from typing import ClassVar
 
 from .._capture import Chunk
 from .._events import Event
+from .._outcome import ADVICE, Audience, say
 from ..dialects import DONE, KEPT, EventFlags
 from ._check import Check, Context, Need
 from ._model import Finding, Severity, Thresholds
@@ -128,32 +129,9 @@ class LifecycleCheck(Check):
         a = ctx.analysis
         ans = a.answer
         end = ctx.capture.end
-        error = end.error if end else None
         cause = a.outcome.cause
-        advice = None
-        if cause == "in-band-error":
-            how = f"the stream ended after the in-band error at event #{ans.errors[-1].event_index}"
-        elif cause == "recording-stopped":
-            how = "the recording stopped first"
-            advice = (
-                "the recording was cut off (the recorder stopped or was killed before the stream ended), "
-                "so this capture cannot tell whether the stream was complete: record it again"
-            )
-        elif cause == "server-disconnected":
-            how = "the connection was cut mid-stream" + (f" ({error})" if error else "")
-        elif cause == "client-disconnected":
-            how = "the client went away first" + (f" ({error})" if error else "")
-            advice = (
-                "the client closed the connection (its read timeout, a user's cancel, or the recorder's own "
-                "--timeout or Ctrl-C): no hop cut this stream; record again with a longer timeout, or find "
-                "why the client gave up"
-            )
-        elif cause == "error":
-            how = "the stream failed" + (f": {error}" if error else "")
-        elif cause == "closed-inside-event":
-            how = "the server closed inside an event"
-        else:
-            how = "the server closed the stream cleanly without it (or a hop or recorder dropped it)"
+        how = say(cause, Audience.FINDING, end, event=ans.errors[-1].event_index if ans.errors else None)
+        advice = ADVICE.get(cause)
         last = self.last
         return self.found(
             "missing-end-marker",

@@ -15,7 +15,7 @@ from .._capture import Capture, Chunk
 from .._events import Event, Notice
 from .._format import STREAMING_HEADERS, nice_scale, seconds, tick_label, visible
 from .._format import size as _size
-from .._outcome import Outcome
+from .._outcome import Audience, Outcome, State, say
 from ..checks import Report
 from ..checks.evidence import Bursts, Silence
 
@@ -336,9 +336,9 @@ def outcome(a: Analysis) -> Text:
     ans = a.answer
     line = Text()
     state = a.outcome.state
-    if state in ("errored", "no-end-marker"):
+    if state in (State.ERRORED, State.NO_END_MARKER):
         line.append(f"✘ {a.outcome.words} ", style="bold red")
-    elif state == "complete":
+    elif state is State.COMPLETE:
         line.append(f"✔ {a.outcome.words} ", style="bold green")
     # (a dialect without an end marker says nothing here: the recording's end, below, tells)
     line.append(f"{ans.dialect}", style="bold")
@@ -358,11 +358,12 @@ def outcome(a: Analysis) -> Text:
         line.append_text(safe(ans.finish_reason, newlines=False))
     end = a.capture.end
     line.append(" · recording ")
-    if end is None:
-        line.append("INCOMPLETE (no end line)", style="bold red")
+    cause = a.outcome.end_cause
+    if cause is None:
+        line.append("complete", style="green")
     else:
-        line.append(end.kind, style="green" if end.kind == "complete" else "bold red")
-        if end.error:
+        line.append(say(cause, Audience.VIEW, end), style="bold red")
+        if end is not None and end.error:
             line.append(": ")
             line.append_text(safe(end.error, newlines=False))
     return line

@@ -17,10 +17,10 @@ from rich.panel import Panel
 from rich.text import Text
 
 from .._analysis import analyze
-from .._capture import End
 from .._events import Event
 from .._loading import load_capture
-from .._playback import Pacing, Playback, Step
+from .._outcome import Audience, Outcome, say
+from .._playback import Pacing, Playback, PlaybackStep
 from .._rechunk import RechunkSpec
 from . import _render
 from ._params import capture_argument, captures_argument, dialect_option, input_errors, rechunk_option
@@ -59,26 +59,17 @@ class Pace:
         """The recorded time the replay is at (`t` when it does not wait)."""
         return self.pacing.position(time.monotonic() - self.start, t)
 
-    def steps(self, playback: Playback) -> Iterator[Step]:
+    def steps(self, playback: Playback) -> Iterator[PlaybackStep]:
         """Each step at its time: the last one (the end) when the stream ended, the silence before a cut included."""
         for step in playback:
             self.wait(step.t)
             yield step
 
 
-def ending(end: End | None) -> str | None:
-    """How a recording that did not end cleanly ended, for the replay's last line; None for `complete`."""
-    if end is not None and end.kind == "complete":
-        return None
-    if end is None:
-        return "the recording stops here: it was cut off (no end line), so how the stream ended is unknown"
-    at = f" at {end.t:.3f} s" if end.t is not None else ""
-    why = f" ({end.error})" if end.error else ""
-    if end.kind == "server-disconnected":
-        return f"the stream was cut{at}: the server, or a hop on the way, closed the connection before its end{why}"
-    if end.kind == "client-disconnected":
-        return f"the client left{at}, before the stream ended{why}"
-    return f"the stream failed{at}{why}"
+def ending(outcome: Outcome) -> str | None:
+    """How a recording that did not end cleanly ended, for the replay's last line; None when it ended cleanly."""
+    cause = outcome.end_cause
+    return None if cause is None else say(cause, Audience.REPLAY, outcome.end)
 
 
 @click.command()
@@ -107,17 +98,19 @@ def replay(capture: str, speed: float, instant: bool, rechunk: RechunkSpec | Non
     total = analyze(loaded, rechunk=rechunk, keep=False, rebuild=False).timing.events if live else 0
     pace = Pace(None if instant or not loaded.timed else speed)
     if raw or show_events:
-        _replay_lines(playback, pace, console, raw=raw)
+        last = _replay_lines(playback, pace, console, raw=raw)
     elif live:
-        _replay_live(playback, total, pace, console)
+        last = _replay_live(playback, total, pace, console)
     else:
-        _replay_plain(playback, pace)
-    note = ending(loaded.end)
+        last = _replay_plain(playback, pace)
+    assert last.outcome is not None  # the last step is the end
+    note = ending(last.outcome)
     if note is not None:
         _render.console(stderr=True).print(_render.safe(note, newlines=False, style="bold red"))
 
 
-def _replay_lines(playback: Playback, pace: Pace, console: Console, *, raw: bool) -> None:
+def _replay_lines(playback: Playback, pace: Pace, console: Console, *, raw: bool) -> PlaybackStep:
+    """Each chunk's bytes (`raw`) or each event, a line each as it arrives; the last step."""
     for step in pace.steps(playback):
         t = step.t or 0.0
         if raw:
@@ -132,18 +125,22 @@ def _replay_lines(playback: Playback, pace: Pace, console: Console, *, raw: bool
                 line.append(f"{item.type} ", style="cyan")
                 line.append_text(_render.safe(item.data, newlines=False))
                 console.print(line, soft_wrap=True)
+    return step
 
 
-def _replay_plain(playback: Playback, pace: Pace) -> None:
+def _replay_plain(playback: Playback, pace: Pace) -> PlaybackStep:
+    """The answer's text as it grows; the last step."""
     for step in pace.steps(playback):
         sys.stdout.write("\n" + step.text if step.restarted else step.text)
         sys.stdout.flush()
     sys.stdout.write("\n")
     sys.stdout.flush()
+    return step
 
 
-def _replay_live(playback: Playback, total: int, pace: Pace, console: Console) -> None:
-    def view(t: float, step: Step, gap: float, end: str = "") -> Group:
+def _replay_live(playback: Playback, total: int, pace: Pace, console: Console) -> PlaybackStep:
+    """The answer so far in a panel over a status line, redrawn as it grows; the last step."""
+    def view(t: float, step: PlaybackStep, gap: float, end: str = "") -> Group:
         answer = playback.answer()
         body = answer.text or answer.reasoning or "\n".join(f"{c.name}({c.arguments})" for c in answer.tool_calls)
         tail = "\n".join(body.splitlines()[-(max(console.height - 6, 3)) :])
@@ -163,7 +160,8 @@ def _replay_live(playback: Playback, total: int, pace: Pace, console: Console) -
                 live.update(view(t, step, t - last_t), refresh=True)
                 last_draw = now
             last_t = t
-        end = step.end  # the last step says how the stream ended
+        assert step.outcome is not None  # the last step says how the stream ended
+        end = step.outcome.end
         end_t = end.t if end is not None else None
         if pace.speed and end_t is not None:  # the silence up to the end: the gap grows as it did
             while (at := pace.now(end_t)) < end_t:
@@ -172,6 +170,7 @@ def _replay_live(playback: Playback, total: int, pace: Pace, console: Console) -
         final = end_t if end_t is not None and pace.speed else t
         live.update(view(final, step, final - last_t if end_t is not None else 0.0,
                          f" · {end.kind}" if end is not None else " · no end line"), refresh=True)  # fmt: skip
+    return step
 
 
 @click.command()

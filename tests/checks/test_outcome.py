@@ -3,15 +3,21 @@ the lifecycle findings, the HTML report's end mark and the terminal's outcome li
 
 from __future__ import annotations
 
+import dataclasses
 import io
+import json
 from collections.abc import Callable
 
 import pytest
 from rich.console import Console
 
-from sse_inspect import Capture, Outcome, analyze, check_capture, get_dialect
+from sse_inspect import Capture, End, Outcome, analyze, check_capture, get_dialect
+from sse_inspect._capture import END_KINDS
+from sse_inspect._outcome import WORDS, Audience, Cause, State, abrupt_end, end_cause, say
+from sse_inspect._playback import Playback
 from sse_inspect.cli._render import outcome as outcome_line
-from sse_inspect.dialects import DIALECTS
+from sse_inspect.cli._replay import ending
+from sse_inspect.dialects import DIALECTS, Dialect
 from sse_inspect.report import html_report
 
 from . import timelines as T
@@ -74,6 +80,70 @@ def test_one_outcome_read_alike_everywhere(
     assert f'<g class="end {css}"' in page and f"{o.words} at " in page
     if state == "cut":
         assert o.words == f"CUT (recording {capture.end.kind if capture.end else 'incomplete'})"
+    # the state and the cause are enums equal to their strings, and JSON writes them as those strings
+    assert type(o.state) is State and type(o.cause) is Cause
+    assert json.dumps([o.state, o.cause]) == json.dumps([state, cause])
+    # the answer's own `complete` is the same decision seen from the answer alone
+    answer = report.analysis.answer
+    assert (answer.complete is True) == (o.state is State.COMPLETE)
+    assert (answer.complete is None) == (answer.end_marker is None)
+    # a replay decides it the same way, from the same pipeline
+    *_, last = Playback(capture)
+    assert last.outcome == o
+    # the analysis carries the dialect it read with
+    assert isinstance(report.analysis.grammar, Dialect) and report.analysis.grammar.name == report.analysis.dialect
+
+
+ENDS = [None] + [End(kind=k, t=t, error=e) for k in END_KINDS for t in (None, 1.25) for e in (None, "reset")]
+
+
+@pytest.mark.parametrize("end", ENDS, ids=repr)
+def test_every_end_line_has_words_for_every_reader(end: End | None) -> None:
+    """Each way a recording can end gives one cause, and each reader that meets it has words for it."""
+    cause = end_cause(end)
+    assert (cause is None) == (end is not None and end.kind == "complete")
+    if cause is None:
+        assert abrupt_end(end) is None
+        return
+    assert cause == (end.kind if end is not None else "recording-stopped")
+    for audience in (Audience.REPLAY, Audience.TRANSPORT, Audience.VIEW, Audience.FINDING):
+        words = say(cause, audience, end)
+        assert words and "{" not in words
+        if end is not None and end.error and audience is not Audience.VIEW:  # the view styles the error apart
+            assert end.error in words
+    assert abrupt_end(end) == say(cause, Audience.TRANSPORT, end)
+
+
+def test_the_missing_marker_finding_has_words_for_every_cause_but_the_marker() -> None:
+    assert {c for c, a in WORDS if a is Audience.FINDING} == set(Cause) - {Cause.END_MARKER}
+
+
+def test_every_reader_takes_its_words_from_the_one_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Change a cause's words in `WORDS` and the replay line, the finding, the transport's reason and the
+    terminal's outcome line all change with it: none keeps a wording of its own."""
+    capture = T.paced(OA[:-1], end="server-disconnected", end_error="reset")
+    for audience in Audience:
+        monkeypatch.setitem(WORDS, (Cause.SERVER_DISCONNECTED, audience), f"<{audience.value}{{paren}}>")
+    analysis = analyze(capture)
+    assert ending(analysis.outcome) == "<replay (reset)>"
+    assert abrupt_end(capture.end) == "<transport (reset)>"
+    finding = next(f for f in check_capture(capture).findings if f.code == "missing-end-marker")
+    assert finding.message.endswith(": <finding (reset)>")
+    out = io.StringIO()
+    Console(file=out, width=200).print(outcome_line(analysis))
+    assert "recording <view (reset)>: reset" in out.getvalue()
+
+
+def test_a_cut_after_the_end_marker_keeps_both_facts() -> None:
+    """[DONE] came, then the connection was cut: the cause is the marker, the end line's cause is the cut."""
+    o = analyze(T.paced(OA, end="server-disconnected")).outcome
+    assert (o.state, o.cause, o.end_cause) == (State.COMPLETE, Cause.END_MARKER, Cause.SERVER_DISCONNECTED)
+    assert ending(o) is not None and ending(o).startswith("the stream was cut")  # type: ignore[union-attr]
+    clean = analyze(T.paced(OA)).outcome
+    assert clean.end_cause is None and ending(clean) is None
+    assert ending(dataclasses.replace(clean, end=None)) == (
+        "the recording stops here: it was cut off (no end line), so how the stream ended is unknown"
+    )
 
 
 def test_an_error_response_is_no_success() -> None:
