@@ -17,8 +17,7 @@ from typing import ClassVar
 
 from .._analysis import Analysis, Observer
 from .._capture import Capture, Chunk
-from ..dialects import get_dialect
-from ..dialects._base import Dialect
+from ..dialects import Dialect
 from ._model import CODES, Finding, Severity, Thresholds
 from .evidence import Evidence
 
@@ -52,7 +51,7 @@ class Context:
     @property
     def dialect(self) -> Dialect:
         """The dialect the stream was read in: its facts (`end_marker`, `sends_done`, `end_closes_stream`)."""
-        return get_dialect(self.analysis.dialect)
+        return self.analysis.grammar
 
     @property
     def timed(self) -> bool:
