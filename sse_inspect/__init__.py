@@ -11,12 +11,12 @@ from __future__ import annotations
 import typing as _typing
 
 from ._analysis import Analysis, Observer, Timing, analyze
-from ._outcome import Outcome
 from ._capture import FORMAT, Capture, Chunk, End, Request, Response, capture_from_body, dump_capture
 from ._diff import EventsDiff, TextDiff, TimingDiff, diff_events, diff_text, diff_timing
 from ._errors import CaptureError, CheckSpecError, DialectError, RechunkSpecError, SSEInspectError
 from ._events import Comment, Event, Notice
 from ._loading import CaptureStream, load_capture, open_capture, parse_capture
+from ._outcome import Outcome
 from ._parser import EventStreamParser, ParseStats, parse_events
 from ._rechunk import RechunkSpec, parse_rechunk_spec, rechunk
 from ._version import __version__

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import importlib
 import zlib
-from types import ModuleType
 from collections.abc import Iterable, Iterator
+from types import ModuleType
 from typing import Any, BinaryIO, Protocol
 
 from ._capture import Capture, Chunk

@@ -83,7 +83,7 @@ def _open(name: str, what: str) -> BinaryIO:
     if os.path.isdir(name):
         raise CaptureError(f"is a directory, not {what}", path=name)
     try:
-        return open(name, "rb")  # noqa: SIM115  # the caller closes it
+        return open(name, "rb")  # the caller closes it
     except FileNotFoundError:
         raise CaptureError("no such file", path=name) from None
     except OSError as exc:
