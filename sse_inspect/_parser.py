@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from ._events import Comment, Event, Notice
 from ._linebuffer import Held, Item, LineBuffer, find_blank
-from ._parser_accel import HOLD, KEEP, Accelerator
+from ._parser_accel import Accelerator
 
 __all__ = ["EventStreamParser", "ParseStats", "parse_events"]
 
@@ -130,14 +130,12 @@ class EventStreamParser(LineBuffer):
             pos = self._after_cr_line_end(buf, out)
         if self._start is not None or self._first_line:  # finish the event in progress first
             pos = self._lines(buf, pos, split, t, out, to_blank=True)
-        if self._start is None and not self._after_cr and not self._first_line and self._accel is not None:
-            pos, rest = self._accel.take(self, buf, pos, split, t, out)  # at an event boundary now
-            if rest == HOLD:
-                self._hold(buf, pos, split, t)
-                return out
-            if rest == KEEP:
-                self._keep(buf[pos:], pos, split, t)
-                return out
+        if self._start is None and not self._after_cr and self._accel is not None:
+            # At an event boundary now: the rest of the chunk is fed as a read of its own (the same chunk, at
+            # the same time; it all came with this chunk, after the blank line), which the accelerator takes.
+            self._keep(b"", pos, split, t)
+            self._chunk -= 1
+            return out + self.feed(buf[pos:], t)
         pos = self._lines(buf, pos, split, t, out)
         self._keep(buf[pos:], pos, split, t)
         return out

@@ -77,9 +77,17 @@ class Accelerator:
         self._shapes = [_DATA, _DATA]  # the last block shape, with LF and with CRLF line ends
 
     def feed(self, p: EventStreamParser, data: bytes, t: float | None) -> list[Item]:
-        """`p.feed(data, t)` at an event boundary (no event in progress, no CR waiting for its LF, the
-        stream's first line read), for a chunk that ends a line; `p` has counted the chunk. Returns what
-        the chunk completed. The line buffer's steps (`_join`, `_keep`, `_hold`) are made inline here."""
+        """`p.feed(data, t)` at an event boundary (no event in progress, no CR waiting for its LF, the stream's
+        first line read), for a chunk that ends a line; `p` has counted the chunk. Takes as many whole events
+        as it can from the pending bytes and `data`, leaves the rest to `p` (see the module docstring), and
+        returns what the chunk completed.
+
+        A small read (a live stream's block or two) goes block by block: at `pos`, `head` (the last block's
+        `data: ` or `event: T` line + `data: `, see _shape) matches, and the data line runs to `end`, the
+        first LF (CR in a buffer that holds one) after it; `tail`, the rest of its line end and the blank
+        line, follows, with no CR in an LF buffer nor an LF in a CRLF one's value. A big one: `_slices`.
+        The line buffer's steps (`_join`, `_keep`) are made inline here: a call is a tenth of such a read.
+        """
         parts = p._parts
         if (
             len(data) < SHORT and not p._held and data[0] != 10 and data[-1] != 10 and 13 not in data
@@ -95,92 +103,88 @@ class Accelerator:
                 p._parts = [data]
                 p._parts_t = t
             return []
-        if parts:
+        if parts:  # as `_join` makes it: the pending bytes, then this chunk; buf[:split] came earlier
             parts.append(data)
             buf = b"".join(parts)
             split = len(buf) - len(data)
         else:
             buf, split = data, 0
         out: list[Item] = []
-        pos, then = self.take(p, buf, 0, split, t, out)
+        pos = 0
+        then = READ  # what `buf[pos:]` is, once the events are taken
+        crlf = 13 in buf
+        if len(buf) > self.small or (crlf and p._first_crlf is None):
+            pos, rest, then = self._slices(p, buf, split, t, crlf, out)
+        else:
+            if crlf:
+                head, size, kind, lines = self._shapes[1]
+                end_byte, nl, tail = 13, 2, b"\n\r\n"
+            else:
+                head, size, kind, lines = self._shapes[0]
+                end_byte, nl, tail = 10, 1, b"\n"
+            index = p._events
+            base = p._offset
+            rest = buf
+            while True:
+                if pos:
+                    rest = buf[pos:]
+                    if 10 not in rest and (not crlf or 13 not in rest):
+                        then = KEEP  # the start of a line (`pos` > `split`)
+                        break
+                start = pos + size
+                if buf[pos:start] != head:
+                    shape = self._shape(buf, pos, crlf)
+                    if shape is None:  # what is left may wait: lines and the start of one, or one `event:` line
+                        if (pos > 0 or not p._held) and not crlf and (
+                            _can_wait(rest) or (rest.startswith(b"event:") and rest.find(10) == len(rest) - 1)
+                        ):  # fmt: skip
+                            then = HOLD
+                        break
+                    head, size, kind, lines = shape
+                    start = pos + size
+                end = buf.find(end_byte, start)
+                if end < 0 or buf[end + 1 : end + 2 * nl] != tail:
+                    if pos > 0 or not p._held:
+                        if end < 0:  # the read ends in the block's data line (LF): `event: T`, part of `data: V`
+                            then = HOLD if not crlf else READ
+                        elif (b"\r\n" if crlf else b"\n").startswith(buf[end:]) and not (
+                            crlf and 10 in buf[start:end]
+                        ):  # fmt: skip
+                            then = HOLD  # or in its line end, before the blank line: LF, CR or CRLF
+                    break
+                raw = buf[start:end]
+                if crlf and 10 in raw:
+                    break
+                try:
+                    value = raw.decode()
+                except UnicodeDecodeError:
+                    break  # the line path decodes with replacement and says where
+                out.append(_new(Event, (index, kind, value, p._last_event_id, p._retry, base + pos,
+                                        base + end + nl + 1, p._parts_t if pos < split else t, t, p._chunk)))  # fmt: skip
+                index += 1
+                if crlf:
+                    p._crlf += lines
+                else:
+                    p._lf += lines
+                pos = end + 2 * nl
+            p._events = index
+        # `rest` is `buf[pos:]`
         if then == KEEP:  # as `_keep` leaves it
-            p._parts = [buf[pos:]] if pos < len(buf) else []
+            p._parts = [rest] if rest else []
             if pos >= split:
                 p._parts_t = t
             p._held = None
             p._offset += pos
-        elif then == HOLD:
-            p._hold(buf, pos, split, t)
+        elif then == HOLD:  # as `_hold` leaves it
+            p._parts = [rest]
+            p._held = (p._offset + (pos if pos > split else split), t, p._chunk)
+            if pos >= split:
+                p._parts_t = t
+            p._offset += pos
         else:  # READ
             pos = p._lines(buf, pos, split, t, out)
             p._keep(buf[pos:], pos, split, t)
         return out
-
-    def take(self, p: EventStreamParser, buf: bytes, pos: int, split: int, t: float | None,
-             out: list[Item]) -> tuple[int, int]:  # fmt: skip
-        """Whole events from `buf[pos:]`, at an event boundary: see the module docstring. `buf[:split]`
-        came before this chunk (at `p._parts_t`), the rest at `t`.
-
-        A small read (a live stream's block or two) goes block by block: at `pos`, `head` (the last block's
-        `data: ` or `event: T` line + `data: `, see _shape) matches, and the data line runs to `end`, the
-        first LF (CR in a buffer that holds one) after it; `tail`, the rest of its line end and the blank
-        line, follows, with no CR in an LF buffer nor an LF in a CRLF one's value. A big one: `_slices`.
-        """
-        crlf = 13 in buf
-        if len(buf) > self.small or (crlf and p._first_crlf is None):
-            return self._slices(p, buf, pos, split, t, crlf, out)
-        if crlf:
-            head, size, kind, lines = self._shapes[1]
-            end_byte, nl, tail = 13, 2, b"\n\r\n"
-        else:
-            head, size, kind, lines = self._shapes[0]
-            end_byte, nl, tail = 10, 1, b"\n"
-        index = p._events
-        base = p._offset
-        then = READ
-        rest = buf
-        while True:
-            if pos:
-                rest = buf[pos:]
-                if 10 not in rest and (not crlf or 13 not in rest):
-                    then = KEEP  # the start of a line (`pos` > `split`)
-                    break
-            start = pos + size
-            if buf[pos:start] != head:
-                shape = self._shape(buf, pos, crlf)
-                if shape is None:  # what is left may wait: lines and the start of one, or one `event:` line
-                    if (pos > 0 or not p._held) and not crlf and (
-                        _can_wait(rest) or (rest.startswith(b"event:") and rest.find(10) == len(rest) - 1)
-                    ):  # fmt: skip
-                        then = HOLD
-                    break
-                head, size, kind, lines = shape
-                start = pos + size
-            end = buf.find(end_byte, start)
-            if end < 0 or buf[end + 1 : end + 2 * nl] != tail:
-                if pos > 0 or not p._held:
-                    if end < 0:  # the read ends in the block's data line (LF): `event: T`, part of `data: V`
-                        then = HOLD if not crlf else READ
-                    elif (b"\r\n" if crlf else b"\n").startswith(buf[end:]) and not (crlf and 10 in buf[start:end]):
-                        then = HOLD  # or in its line end, before the blank line: LF, CR or CRLF
-                break
-            raw = buf[start:end]
-            if crlf and 10 in raw:
-                break
-            try:
-                value = raw.decode()
-            except UnicodeDecodeError:
-                break  # the line path decodes with replacement and says where
-            out.append(_new(Event, (index, kind, value, p._last_event_id, p._retry, base + pos,
-                                    base + end + nl + 1, p._parts_t if pos < split else t, t, p._chunk)))  # fmt: skip
-            index += 1
-            if crlf:
-                p._crlf += lines
-            else:
-                p._lf += lines
-            pos = end + 2 * nl
-        p._events = index
-        return pos, then
 
     def _shape(self, buf: bytes, pos: int, crlf: bool) -> tuple[bytes, int, str, int] | None:
         """The block shape at `pos`, where the last block's did not match: (head, its length, type, lines),
@@ -203,13 +207,14 @@ class Accelerator:
         self._shapes[crlf] = shape
         return shape
 
-    def _slices(self, p: EventStreamParser, buf: bytes, pos: int, split: int, t: float | None, crlf: bool,
-                out: list[Item]) -> tuple[int, int]:  # fmt: skip
+    def _slices(self, p: EventStreamParser, buf: bytes, split: int, t: float | None, crlf: bool,
+                out: list[Item]) -> tuple[int, bytes, int]:  # fmt: skip
         """A big read: the bytes from `pos` to the last blank line in `buf`, in slices of about `slice` bytes
         cut at blank lines, each all of one shape (`_batch`); from a slice of other shapes on, the parser's
         line rules read them (`_lines`). Then what follows the last blank line may wait, as in `take`."""
         sep = b"\r\n\r\n" if crlf else b"\n\n"
-        end = buf.rfind(sep, pos)
+        pos = 0
+        end = buf.rfind(sep)
         if end >= 0:
             nl = sep[len(sep) // 2 :]
             stop = end + len(sep)
@@ -240,12 +245,12 @@ class Accelerator:
                     gc.enable()
         rest = buf[pos:]
         if 10 not in rest and 13 not in rest:
-            return pos, KEEP
+            return pos, rest, KEEP
         if crlf:
             waits = (pos > 0 or not p._held) and _can_wait(rest)
         else:
             waits = rest[-1] != 10 and rest[0] != 10 and (pos > 0 or not p._held)  # past the last LF LF: none
-        return pos, HOLD if waits else READ
+        return pos, rest, HOLD if waits else READ
 
     def _batch(self, p: EventStreamParser, buf: bytes, pos: int, cut: int, nl: bytes, sep: bytes,
                t_first: float | None, t: float | None, out: list[Item]) -> int:  # fmt: skip
