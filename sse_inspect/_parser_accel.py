@@ -106,14 +106,15 @@ class Accelerator:
         if parts:  # as `_join` makes it: the pending bytes, then this chunk; buf[:split] came earlier
             parts.append(data)
             buf = b"".join(parts)
-            split = len(buf) - len(data)
         else:
-            buf, split = data, 0
+            buf = data
+        n = len(buf)
+        split = n - len(data)
         out: list[Item] = []
         pos = 0
         then = READ  # what `buf[pos:]` is, once the events are taken
         crlf = 13 in buf
-        if len(buf) > self.small or (crlf and p._first_crlf is None):
+        if n > self.small or (crlf and p._first_crlf is None):
             pos, rest, then = self._slices(p, buf, split, t, crlf, out)
         else:
             if crlf:
@@ -169,10 +170,9 @@ class Accelerator:
                 pos = end + 2 * nl
             p._events = index
         # `rest` is `buf[pos:]`
-        if then == KEEP:  # as `_keep` leaves it
+        if then == KEEP:  # as `_keep` leaves it (`pos` > `split`: the rest follows a line end of this chunk)
             p._parts = [rest] if rest else []
-            if pos >= split:
-                p._parts_t = t
+            p._parts_t = t
             p._held = None
             p._offset += pos
         elif then == HOLD:  # as `_hold` leaves it
