@@ -126,6 +126,7 @@ class Accelerator:
             index = p._events
             base = p._offset
             rest = buf
+            cr_at_end = False  # the read ends in the last block's blank line's CR (CRLF)
             while True:
                 if pos:
                     rest = buf[pos:]
@@ -144,15 +145,20 @@ class Accelerator:
                     head, size, kind, lines = shape
                     start = pos + size
                 end = buf.find(end_byte, start)
-                if end < 0 or buf[end + 1 : end + 2 * nl] != tail:
-                    if pos > 0 or not p._held:
+                stop = end + 2 * nl  # past the blank line
+                if end < 0 or buf[end + 1 : stop] != tail:
+                    if crlf and stop == n + 1 and end > 0 and buf[end + 1 :] == b"\n\r":
+                        cr_at_end = True  # the block is whole: its blank line ends in the read's last byte
+                        stop = n
+                    elif pos > 0 or not p._held:
                         if end < 0:  # the read ends in the block's data line (LF): `event: T`, part of `data: V`
                             then = HOLD if not crlf else READ
                         elif (b"\r\n" if crlf else b"\n").startswith(buf[end:]) and not (
                             crlf and 10 in buf[start:end]
                         ):  # fmt: skip
                             then = HOLD  # or in its line end, before the blank line: LF, CR or CRLF
-                    break
+                    if not cr_at_end:
+                        break
                 raw = buf[start:end]
                 if crlf and 10 in raw:
                     break
@@ -167,8 +173,11 @@ class Accelerator:
                     p._crlf += lines
                 else:
                     p._lf += lines
-                pos = end + 2 * nl
+                pos = stop
             p._events = index
+            if cr_at_end and pos == n:  # (taken) whether that CR is a CRLF the next read tells, as after `_lines`
+                p._crlf -= 1
+                p._after_cr = True
         # `rest` is `buf[pos:]`
         if then == KEEP:  # as `_keep` leaves it (`pos` > `split`: the rest follows a line end of this chunk)
             p._parts = [rest] if rest else []

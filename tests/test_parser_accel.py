@@ -81,6 +81,8 @@ bodies = st.one_of(
 @example(body=b"data: x\r\n\r\ndata: a\n\nb\r\n\r\n", cuts=[11, 22])  # an LF-LF inside a CRLF read's "data line"
 @example(body=b"data: x\r\n\r\ndata: a\r", cuts=[11])  # a held CR ends the stream
 @example(body=b"data: x\r\n\r\ndata: [DONE]\r\r", cuts=[11])  # a CR, then a CR that ends the blank line
+@example(body=b"data: x\r\n\r\ndata: a\r\n\r\ndata: b\r\n\r\n", cuts=[21])  # a read ends in a blank line's CR
+@example(body=b"data: x\r\n\r\ndata: a\r\n\rdata: b\r\n\r\n", cuts=[21])  # ... which is a lone CR
 def test_both_ways_give_the_same_items(kind: str, body: bytes, cuts: list[int]) -> None:
     """Events (every field: offsets, times, chunk indices), comments, notices, stats, last event id and retry."""
     spec, fast = spec_and_accelerated(kind, split_at(body, cuts))
