@@ -128,11 +128,6 @@ class Accelerator:
             rest = buf
             cr_at_end = False  # the read ends in the last block's blank line's CR (CRLF)
             while True:
-                if pos:
-                    rest = buf[pos:]
-                    if 10 not in rest and (not crlf or 13 not in rest):
-                        then = KEEP  # the start of a line (`pos` > `split`)
-                        break
                 start = pos + size
                 if buf[pos:start] != head:
                     shape = self._shape(buf, pos, crlf)
@@ -174,6 +169,10 @@ class Accelerator:
                 else:
                     p._lf += lines
                 pos = stop
+                rest = buf[pos:]
+                if 10 not in rest and (not crlf or 13 not in rest):
+                    then = KEEP  # the start of a line (`pos` > `split`)
+                    break
             p._events = index
             if cr_at_end and pos == n:  # (taken) whether that CR is a CRLF the next read tells, as after `_lines`
                 p._crlf -= 1
