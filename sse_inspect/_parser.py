@@ -130,7 +130,7 @@ class EventStreamParser(LineBuffer):
             pos = self._after_cr_line_end(buf, out)
         if self._start is not None or self._first_line:  # finish the event in progress first
             pos = self._lines(buf, pos, split, t, out, to_blank=True)
-        if self._start is None and not self._after_cr and self._accel is not None:
+        if self._start is None and not self._after_cr and not self._first_line and self._accel is not None:
             # At an event boundary now: the rest of the chunk is fed as a read of its own (the same chunk, at
             # the same time; it all came with this chunk, after the blank line), which the accelerator takes.
             self._keep(b"", pos, split, t)

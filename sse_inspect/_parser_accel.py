@@ -5,32 +5,32 @@ This module only makes the parser faster; it is not needed to read the spec, and
 makes sse-inspect faster than the SSE parsers Python programs use, and it is the one module of the
 parser that uses speed idioms (`tuple.__new__`, C-level splits and maps, a cyclic-GC pause).
 
-The contract, one method: `Accelerator.take(parser, buf, pos, split, t, out) -> (stop, rest)`.
+The contract, one method: `Accelerator.feed(parser, data, t) -> items`, the parser's `feed(data, t)`
+at an event boundary, with the block loop inside it (a Python call is about a tenth of a live stream's
+read, so that read makes one call here and no more).
 
-- The parser calls it only at an event boundary: `buf[pos]` starts a line, no event is in progress,
-  no CR waits for its LF, the stream's first line is read. `buf[:split]` came before this chunk.
-- It takes whole events from `buf[pos:]`, as many as it can of two shapes (`data: V` blocks, or
-  `event: T` + `data: V` blocks, with LF or CRLF line ends throughout), up to `stop`; it declines by
-  taking nothing (`stop == pos`). In a big read, from a slice of other shapes on it hands the lines
-  up to the last blank line to the parser's rules (`_lines`), so that what follows that blank line is
-  judged alike however the bytes were cut (`feed_iter` cuts a big read into pieces).
-- It appends their events to `out` and counts them in the parser (`_events`, `_lf`, `_crlf`, and the
-  notice of the stream's first CRLF, through `_count_crlf`). It reads the parser's provenance and
-  spec state (`_offset`, `_parts_t`, `_chunk`, `_last_event_id`, `_retry`, `_held`, `_first_crlf`) and
-  changes nothing else.
-- `rest` says what the parser does with `buf[stop:]`: READ, read it by the rules, line by line; KEEP,
-  it is the start of a line only, which the line buffer keeps; HOLD, it is whole lines of an event that
-  has not ended, then the start of a line, with no blank line: the parser keeps it unread and uncut
-  until the next chunk (`LineBuffer._hold`), which then starts at an event boundary again and can be
-  taken here. Reading those lines a chunk later changes no item (a notice about one of them says the
-  later time, as a notice about a CR ending a chunk always does), nor how they are timed.
-
-The read of a live stream (a chunk of a block or two, the usual call) is where the cost is: a Python
-call is about a tenth of it. So a chunk that ends a line at an event boundary comes here whole, to
-`Accelerator.feed(parser, data, t)`, which does the parser's part of the read in one call: the line
-buffer's steps (join the pending bytes, leave the rest as KEEP or HOLD say) inline around `take`, and
-`parser._lines` for what `take` leaves to the rules. It also holds a short read that ends no event
-(lines with no blank line: the next read will likely end their block) before it is joined, as HOLD.
+- The parser calls it only at an event boundary: no event is in progress, no CR waits for its LF, the
+  stream's first line is read; `data` ends a line and the parser has counted the chunk. A chunk that
+  finishes an event in progress is read by the rules up to that event's blank line, and the rest of it
+  is fed again as a read of its own (the same chunk, at the same time), so it comes here too.
+- It takes whole events from the pending bytes then `data`, as many as it can of two shapes (`data: V`
+  blocks, or `event: T` + `data: V` blocks, with LF or CRLF line ends throughout); it declines by
+  taking none. In a big read, from a slice of other shapes on it hands the lines up to the last blank
+  line to the parser's rules (`_lines`), so that what follows that blank line is judged alike however
+  the bytes were cut (`feed_iter` cuts a big read into pieces).
+- It returns their events and counts them in the parser (`_events`, `_lf`, `_crlf`, and the notice of
+  the stream's first CRLF, through `_count_crlf`). It reads the parser's provenance and spec state
+  (`_offset`, `_parts_t`, `_chunk`, `_last_event_id`, `_retry`, `_held`, `_first_crlf`) and changes
+  nothing else but the line buffer's state, as the line buffer's own steps would.
+- What follows the events it took it leaves as the line buffer would, those steps made inline: the
+  start of a line is kept (as `_keep` keeps it); whole lines of an event that has not ended, then the
+  start of a line, with no blank line, wait unread and uncut until the next chunk (`Held`), which then
+  starts at an event boundary again and can be taken here (reading those lines a chunk later changes no
+  item, but that a notice about one of them says the later time, as a notice about a CR ending a chunk
+  always does; nor how they are timed); a CR that ends the read and a CRLF block's blank line waits for
+  the next byte, as `_lines` leaves it (`_after_cr`); anything else the rules read (`_lines`, `_keep`).
+  A short read that ends no event (lines with no blank line: the next read will likely end their
+  block) waits so before it is even joined.
 
 The events it makes are those the line rules give, field for field; `tests/test_parser_accel.py`
 holds it to `accelerate=False` at every cut.
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 
 __all__ = ["HOLD", "KEEP", "READ", "Accelerator"]
 
-# What `buf[stop:]` is, when `take` returns (see the module docstring):
+# What `buf[pos:]` is once the events are taken (see the module docstring):
 READ = 0  # anything: the parser reads it line by line
 HOLD = 1  # whole lines of an event not ended yet, then the start of a line, no blank line: kept unread
 KEEP = 2  # the start of a line only (no line end): kept, as the line buffer keeps an unfinished line
@@ -93,8 +93,8 @@ class Accelerator:
             len(data) < SHORT and not p._held and data[0] != 10 and data[-1] != 10 and 13 not in data
             and data.find(b"\n\n") < 0
         ):  # fmt: skip
-            # A short read that ends no event (LF line ends, no blank line) waits uncut as `LineBuffer._hold`
-            # keeps lines (they end no event, so none is late), and without a join: the next read will
+            # A short read that ends no event (LF line ends, no blank line) waits uncut as held lines do (see
+            # `Held`; they end no event, so none is late), and without a join: the next read will
             # likely end their block. (`_held` unset: the pending bytes are the start of a line.)
             p._held = (p._offset + sum(map(len, parts)), t, p._chunk)
             if parts:
@@ -183,9 +183,9 @@ class Accelerator:
             p._parts_t = t
             p._held = None
             p._offset += pos
-        elif then == HOLD:  # as `_hold` leaves it
+        elif then == HOLD:  # whole lines and the start of one wait uncut, unread (see `Held`)
             p._parts = [rest]
-            p._held = (p._offset + (pos if pos > split else split), t, p._chunk)
+            p._held = (p._offset + (pos if pos > split else split), t, p._chunk)  # buf[pos:split] came earlier
             if pos >= split:
                 p._parts_t = t
             p._offset += pos
@@ -217,9 +217,10 @@ class Accelerator:
 
     def _slices(self, p: EventStreamParser, buf: bytes, split: int, t: float | None, crlf: bool,
                 out: list[Item]) -> tuple[int, bytes, int]:  # fmt: skip
-        """A big read: the bytes from `pos` to the last blank line in `buf`, in slices of about `slice` bytes
+        """A big read: the bytes from the start to the last blank line in `buf`, in slices of about `slice` bytes
         cut at blank lines, each all of one shape (`_batch`); from a slice of other shapes on, the parser's
-        line rules read them (`_lines`). Then what follows the last blank line may wait, as in `take`."""
+        line rules read them (`_lines`). Then what follows the last blank line may wait, as in `feed`.
+        Returns where the taken bytes end, the bytes after that, and what they are (READ, KEEP or HOLD)."""
         sep = b"\r\n\r\n" if crlf else b"\n\n"
         pos = 0
         end = buf.rfind(sep)
