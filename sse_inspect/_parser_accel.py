@@ -185,8 +185,10 @@ class Accelerator:
             p._offset += pos
         elif then == HOLD:  # whole lines and the start of one wait uncut, unread (see `Held`)
             p._parts = [rest]
-            p._held = (p._offset + (pos if pos > split else split), t, p._chunk)  # buf[pos:split] came earlier
-            if pos >= split:
+            if pos < split:  # nothing taken: buf[pos:split] came earlier
+                p._held = (p._offset + split, t, p._chunk)
+            else:
+                p._held = (p._offset + pos, t, p._chunk)
                 p._parts_t = t
             p._offset += pos
         else:  # READ
