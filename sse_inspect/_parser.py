@@ -131,11 +131,12 @@ class EventStreamParser(LineBuffer):
         if self._start is not None or self._first_line:  # finish the event in progress first
             pos = self._lines(buf, pos, split, t, out, to_blank=True)
         if self._start is None and not self._after_cr and not self._first_line and self._accel is not None:
-            # At an event boundary now: the rest of the chunk is fed as a read of its own (the same chunk, at
-            # the same time; it all came with this chunk, after the blank line), which the accelerator takes.
-            self._keep(b"", pos, split, t)
-            self._chunk -= 1
-            return out + self.feed(buf[pos:], t)
+            # At an event boundary now: the rest of the chunk (all of it came with this chunk, after the event's
+            # blank line or the CR's LF) is a read of its own for the accelerator, when it ends a line.
+            rest = buf[pos:]
+            if 10 in rest or 13 in rest:
+                self._keep(b"", pos, split, t)
+                return out + self._accel.feed(self, rest, t)
         pos = self._lines(buf, pos, split, t, out)
         self._keep(buf[pos:], pos, split, t)
         return out

@@ -11,8 +11,8 @@ read, so that read makes one call here and no more).
 
 - The parser calls it only at an event boundary: no event is in progress, no CR waits for its LF, the
   stream's first line is read; `data` ends a line and the parser has counted the chunk. A chunk that
-  finishes an event in progress is read by the rules up to that event's blank line, and the rest of it
-  is fed again as a read of its own (the same chunk, at the same time), so it comes here too.
+  finishes an event in progress is read by the rules up to that event's blank line, and what follows
+  comes here as a read of its own (of the same chunk) when it ends a line.
 - It takes whole events from the pending bytes then `data`, as many as it can of two shapes (`data: V`
   blocks, or `event: T` + `data: V` blocks, with LF or CRLF line ends throughout); it declines by
   taking none. In a big read, from a slice of other shapes on it hands the lines up to the last blank
