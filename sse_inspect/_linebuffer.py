@@ -21,8 +21,10 @@ __all__ = ["LineBuffer", "find_blank", "lines"]
 
 Item = Event | Comment | Notice
 Held = tuple[int, float | None, int] | None
-"""Set while the pending bytes are whole lines kept uncut (see `LineBuffer._hold`): (offset, t, chunk),
-the bytes from stream offset `offset` on came with chunk `chunk` at `t`."""
+"""Set while the pending bytes are whole lines kept uncut: (offset, t, chunk), the bytes from stream offset
+`offset` on came with chunk `chunk` at `t`. The accelerator keeps such lines (of an event not ended yet,
+then the start of a line) unread until the next chunk, which then starts at an event's first byte
+again; `_lines` reads them later with the times they came at."""
 
 
 def lines(buf: bytes, pos: int, scan: int) -> Iterator[tuple[int, int, int]]:
@@ -144,16 +146,6 @@ class LineBuffer:
         if pos >= split:
             self._parts_t = t
         self._held = None
-        self._offset += pos
-
-    def _hold(self, buf: bytes, pos: int, split: int, t: float | None) -> None:
-        """`buf[pos:]`, whole lines and the start of one, waits uncut, unread (for the accelerator: the next
-        chunk then starts at an event's first byte again). `_lines` reads them later with the times they
-        came at."""
-        self._parts = [buf[pos:]]
-        self._held = (self._offset + (pos if pos > split else split), t, self._chunk)  # buf[pos:split] came earlier
-        if pos >= split:
-            self._parts_t = t
         self._offset += pos
 
     def _count_cr(self, offset: int, out: list[Item]) -> None:

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from ._events import Comment, Event, Notice
 from ._linebuffer import Held, Item, LineBuffer, find_blank
-from ._parser_accel import HOLD, KEEP, Accelerator
+from ._parser_accel import Accelerator
 
 __all__ = ["EventStreamParser", "ParseStats", "parse_events"]
 
@@ -131,13 +131,12 @@ class EventStreamParser(LineBuffer):
         if self._start is not None or self._first_line:  # finish the event in progress first
             pos = self._lines(buf, pos, split, t, out, to_blank=True)
         if self._start is None and not self._after_cr and not self._first_line and self._accel is not None:
-            pos, rest = self._accel.take(self, buf, pos, split, t, out)  # at an event boundary now
-            if rest == HOLD:
-                self._hold(buf, pos, split, t)
-                return out
-            if rest == KEEP:
-                self._keep(buf[pos:], pos, split, t)
-                return out
+            # At an event boundary now: the rest of the chunk (all of it came with this chunk, after the event's
+            # blank line or the CR's LF) is a read of its own for the accelerator, when it ends a line.
+            rest = buf[pos:]
+            if 10 in rest or 13 in rest:
+                self._keep(b"", pos, split, t)
+                return out + self._accel.feed(self, rest, t)
         pos = self._lines(buf, pos, split, t, out)
         self._keep(buf[pos:], pos, split, t)
         return out

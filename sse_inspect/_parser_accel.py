@@ -5,32 +5,32 @@ This module only makes the parser faster; it is not needed to read the spec, and
 makes sse-inspect faster than the SSE parsers Python programs use, and it is the one module of the
 parser that uses speed idioms (`tuple.__new__`, C-level splits and maps, a cyclic-GC pause).
 
-The contract, one method: `Accelerator.take(parser, buf, pos, split, t, out) -> (stop, rest)`.
+The contract, one method: `Accelerator.feed(parser, data, t) -> items`, the parser's `feed(data, t)`
+at an event boundary, with the block loop inside it (a Python call is about a tenth of a live stream's
+read, so that read makes one call here and no more).
 
-- The parser calls it only at an event boundary: `buf[pos]` starts a line, no event is in progress,
-  no CR waits for its LF, the stream's first line is read. `buf[:split]` came before this chunk.
-- It takes whole events from `buf[pos:]`, as many as it can of two shapes (`data: V` blocks, or
-  `event: T` + `data: V` blocks, with LF or CRLF line ends throughout), up to `stop`; it declines by
-  taking nothing (`stop == pos`). In a big read, from a slice of other shapes on it hands the lines
-  up to the last blank line to the parser's rules (`_lines`), so that what follows that blank line is
-  judged alike however the bytes were cut (`feed_iter` cuts a big read into pieces).
-- It appends their events to `out` and counts them in the parser (`_events`, `_lf`, `_crlf`, and the
-  notice of the stream's first CRLF, through `_count_crlf`). It reads the parser's provenance and
-  spec state (`_offset`, `_parts_t`, `_chunk`, `_last_event_id`, `_retry`, `_held`, `_first_crlf`) and
-  changes nothing else.
-- `rest` says what the parser does with `buf[stop:]`: READ, read it by the rules, line by line; KEEP,
-  it is the start of a line only, which the line buffer keeps; HOLD, it is whole lines of an event that
-  has not ended, then the start of a line, with no blank line: the parser keeps it unread and uncut
-  until the next chunk (`LineBuffer._hold`), which then starts at an event boundary again and can be
-  taken here. Reading those lines a chunk later changes no item (a notice about one of them says the
-  later time, as a notice about a CR ending a chunk always does), nor how they are timed.
-
-The read of a live stream (a chunk of a block or two, the usual call) is where the cost is: a Python
-call is about a tenth of it. So a chunk that ends a line at an event boundary comes here whole, to
-`Accelerator.feed(parser, data, t)`, which does the parser's part of the read in one call: the line
-buffer's steps (join the pending bytes, leave the rest as KEEP or HOLD say) inline around `take`, and
-`parser._lines` for what `take` leaves to the rules. It also holds a short read that ends no event
-(lines with no blank line: the next read will likely end their block) before it is joined, as HOLD.
+- The parser calls it only at an event boundary: no event is in progress, no CR waits for its LF, the
+  stream's first line is read; `data` ends a line and the parser has counted the chunk. A chunk that
+  finishes an event in progress is read by the rules up to that event's blank line, and what follows
+  comes here as a read of its own (of the same chunk) when it ends a line.
+- It takes whole events from the pending bytes then `data`, as many as it can of two shapes (`data: V`
+  blocks, or `event: T` + `data: V` blocks, with LF or CRLF line ends throughout); it declines by
+  taking none. In a big read, from a slice of other shapes on it hands the lines up to the last blank
+  line to the parser's rules (`_lines`), so that what follows that blank line is judged alike however
+  the bytes were cut (`feed_iter` cuts a big read into pieces).
+- It returns their events and counts them in the parser (`_events`, `_lf`, `_crlf`, and the notice of
+  the stream's first CRLF, through `_count_crlf`). It reads the parser's provenance and spec state
+  (`_offset`, `_parts_t`, `_chunk`, `_last_event_id`, `_retry`, `_held`, `_first_crlf`) and changes
+  nothing else but the line buffer's state, as the line buffer's own steps would.
+- What follows the events it took it leaves as the line buffer would, those steps made inline: the
+  start of a line is kept (as `_keep` keeps it); whole lines of an event that has not ended, then the
+  start of a line, with no blank line, wait unread and uncut until the next chunk (`Held`), which then
+  starts at an event boundary again and can be taken here (reading those lines a chunk later changes no
+  item, but that a notice about one of them says the later time, as a notice about a CR ending a chunk
+  always does; nor how they are timed); a CR that ends the read and a CRLF block's blank line waits for
+  the next byte, as `_lines` leaves it (`_after_cr`); anything else the rules read (`_lines`, `_keep`).
+  A short read that ends no event (lines with no blank line: the next read will likely end their
+  block) waits so before it is even joined.
 
 The events it makes are those the line rules give, field for field; `tests/test_parser_accel.py`
 holds it to `accelerate=False` at every cut.
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 
 __all__ = ["HOLD", "KEEP", "READ", "Accelerator"]
 
-# What `buf[stop:]` is, when `take` returns (see the module docstring):
+# What `buf[pos:]` is once the events are taken (see the module docstring):
 READ = 0  # anything: the parser reads it line by line
 HOLD = 1  # whole lines of an event not ended yet, then the start of a line, no blank line: kept unread
 KEEP = 2  # the start of a line only (no line end): kept, as the line buffer keeps an unfinished line
@@ -77,16 +77,24 @@ class Accelerator:
         self._shapes = [_DATA, _DATA]  # the last block shape, with LF and with CRLF line ends
 
     def feed(self, p: EventStreamParser, data: bytes, t: float | None) -> list[Item]:
-        """`p.feed(data, t)` at an event boundary (no event in progress, no CR waiting for its LF, the
-        stream's first line read), for a chunk that ends a line; `p` has counted the chunk. Returns what
-        the chunk completed. The line buffer's steps (`_join`, `_keep`, `_hold`) are made inline here."""
+        """`p.feed(data, t)` at an event boundary (no event in progress, no CR waiting for its LF, the stream's
+        first line read), for a chunk that ends a line; `p` has counted the chunk. Takes as many whole events
+        as it can from the pending bytes and `data`, leaves the rest to `p` (see the module docstring), and
+        returns what the chunk completed.
+
+        A small read (a live stream's block or two) goes block by block: at `pos`, `head` (the last block's
+        `data: ` or `event: T` line + `data: `, see _shape) matches, and the data line runs to `end`, the
+        first LF (CR in a buffer that holds one) after it; `tail`, the rest of its line end and the blank
+        line, follows, with no CR in an LF buffer nor an LF in a CRLF one's value. A big one: `_slices`.
+        The line buffer's steps (`_join`, `_keep`) are made inline here: a call is a tenth of such a read.
+        """
         parts = p._parts
         if (
             len(data) < SHORT and not p._held and data[0] != 10 and data[-1] != 10 and 13 not in data
             and data.find(b"\n\n") < 0
         ):  # fmt: skip
-            # A short read that ends no event (LF line ends, no blank line) waits uncut as `LineBuffer._hold`
-            # keeps lines (they end no event, so none is late), and without a join: the next read will
+            # A short read that ends no event (LF line ends, no blank line) waits uncut as held lines do (see
+            # `Held`; they end no event, so none is late), and without a join: the next read will
             # likely end their block. (`_held` unset: the pending bytes are the start of a line.)
             p._held = (p._offset + sum(map(len, parts)), t, p._chunk)
             if parts:
@@ -95,92 +103,98 @@ class Accelerator:
                 p._parts = [data]
                 p._parts_t = t
             return []
-        if parts:
+        if parts:  # as `_join` makes it: the pending bytes, then this chunk; buf[:split] came earlier
             parts.append(data)
             buf = b"".join(parts)
-            split = len(buf) - len(data)
         else:
-            buf, split = data, 0
+            buf = data
+        n = len(buf)
+        split = n - len(data)
         out: list[Item] = []
-        pos, then = self.take(p, buf, 0, split, t, out)
-        if then == KEEP:  # as `_keep` leaves it
-            p._parts = [buf[pos:]] if pos < len(buf) else []
-            if pos >= split:
-                p._parts_t = t
-            p._held = None
-            p._offset += pos
-        elif then == HOLD:
-            p._hold(buf, pos, split, t)
-        else:  # READ
-            pos = p._lines(buf, pos, split, t, out)
-            p._keep(buf[pos:], pos, split, t)
-        return out
-
-    def take(self, p: EventStreamParser, buf: bytes, pos: int, split: int, t: float | None,
-             out: list[Item]) -> tuple[int, int]:  # fmt: skip
-        """Whole events from `buf[pos:]`, at an event boundary: see the module docstring. `buf[:split]`
-        came before this chunk (at `p._parts_t`), the rest at `t`.
-
-        A small read (a live stream's block or two) goes block by block: at `pos`, `head` (the last block's
-        `data: ` or `event: T` line + `data: `, see _shape) matches, and the data line runs to `end`, the
-        first LF (CR in a buffer that holds one) after it; `tail`, the rest of its line end and the blank
-        line, follows, with no CR in an LF buffer nor an LF in a CRLF one's value. A big one: `_slices`.
-        """
+        pos = 0
+        then = READ  # what `buf[pos:]` is, once the events are taken
         crlf = 13 in buf
-        if len(buf) > self.small or (crlf and p._first_crlf is None):
-            return self._slices(p, buf, pos, split, t, crlf, out)
-        if crlf:
-            head, size, kind, lines = self._shapes[1]
-            end_byte, nl, tail = 13, 2, b"\n\r\n"
+        if n > self.small or (crlf and p._first_crlf is None):
+            pos, rest, then = self._slices(p, buf, split, t, crlf, out)
         else:
-            head, size, kind, lines = self._shapes[0]
-            end_byte, nl, tail = 10, 1, b"\n"
-        index = p._events
-        base = p._offset
-        then = READ
-        rest = buf
-        while True:
-            if pos:
+            if crlf:
+                head, size, kind, lines = self._shapes[1]
+                end_byte, nl, tail = 13, 2, b"\n\r\n"
+            else:
+                head, size, kind, lines = self._shapes[0]
+                end_byte, nl, tail = 10, 1, b"\n"
+            index = p._events
+            base = p._offset
+            rest = buf
+            cr_at_end = False  # the read ends in the last block's blank line's CR (CRLF)
+            while True:
+                start = pos + size
+                if buf[pos:start] != head:
+                    shape = self._shape(buf, pos, crlf)
+                    if shape is None:  # what is left may wait: lines and the start of one, or one `event:` line
+                        if (pos > 0 or not p._held) and not crlf and (
+                            _can_wait(rest) or (rest.startswith(b"event:") and rest.find(10) == len(rest) - 1)
+                        ):  # fmt: skip
+                            then = HOLD
+                        break
+                    head, size, kind, lines = shape
+                    start = pos + size
+                end = buf.find(end_byte, start)
+                stop = end + 2 * nl  # past the blank line
+                if end < 0 or buf[end + 1 : stop] != tail:
+                    if crlf and stop == n + 1 and end > 0 and buf[end + 1 :] == b"\n\r":
+                        cr_at_end = True  # the block is whole: its blank line ends in the read's last byte
+                        stop = n
+                    elif pos > 0 or not p._held:
+                        if end < 0:  # the read ends in the block's data line (LF): `event: T`, part of `data: V`
+                            then = HOLD if not crlf else READ
+                        elif (b"\r\n" if crlf else b"\n").startswith(buf[end:]) and not (
+                            crlf and 10 in buf[start:end]
+                        ):  # fmt: skip
+                            then = HOLD  # or in its line end, before the blank line: LF, CR or CRLF
+                    if not cr_at_end:
+                        break
+                raw = buf[start:end]
+                if crlf and 10 in raw:
+                    break
+                try:
+                    value = raw.decode()
+                except UnicodeDecodeError:
+                    break  # the line path decodes with replacement and says where
+                out.append(_new(Event, (index, kind, value, p._last_event_id, p._retry, base + pos,
+                                        base + end + nl + 1, p._parts_t if pos < split else t, t, p._chunk)))  # fmt: skip
+                index += 1
+                if crlf:
+                    p._crlf += lines
+                else:
+                    p._lf += lines
+                pos = stop
                 rest = buf[pos:]
                 if 10 not in rest and (not crlf or 13 not in rest):
                     then = KEEP  # the start of a line (`pos` > `split`)
                     break
-            start = pos + size
-            if buf[pos:start] != head:
-                shape = self._shape(buf, pos, crlf)
-                if shape is None:  # what is left may wait: lines and the start of one, or one `event:` line
-                    if (pos > 0 or not p._held) and not crlf and (
-                        _can_wait(rest) or (rest.startswith(b"event:") and rest.find(10) == len(rest) - 1)
-                    ):  # fmt: skip
-                        then = HOLD
-                    break
-                head, size, kind, lines = shape
-                start = pos + size
-            end = buf.find(end_byte, start)
-            if end < 0 or buf[end + 1 : end + 2 * nl] != tail:
-                if pos > 0 or not p._held:
-                    if end < 0:  # the read ends in the block's data line (LF): `event: T`, part of `data: V`
-                        then = HOLD if not crlf else READ
-                    elif (b"\r\n" if crlf else b"\n").startswith(buf[end:]) and not (crlf and 10 in buf[start:end]):
-                        then = HOLD  # or in its line end, before the blank line: LF, CR or CRLF
-                break
-            raw = buf[start:end]
-            if crlf and 10 in raw:
-                break
-            try:
-                value = raw.decode()
-            except UnicodeDecodeError:
-                break  # the line path decodes with replacement and says where
-            out.append(_new(Event, (index, kind, value, p._last_event_id, p._retry, base + pos,
-                                    base + end + nl + 1, p._parts_t if pos < split else t, t, p._chunk)))  # fmt: skip
-            index += 1
-            if crlf:
-                p._crlf += lines
+            p._events = index
+            if cr_at_end and pos == n:  # (taken) whether that CR is a CRLF the next read tells, as after `_lines`
+                p._crlf -= 1
+                p._after_cr = True
+        # `rest` is `buf[pos:]`
+        if then == KEEP:  # as `_keep` leaves it (`pos` > `split`: the rest follows a line end of this chunk)
+            p._parts = [rest] if rest else []
+            p._parts_t = t
+            p._held = None
+            p._offset += pos
+        elif then == HOLD:  # whole lines and the start of one wait uncut, unread (see `Held`)
+            p._parts = [rest]
+            if pos < split:  # nothing taken: buf[pos:split] came earlier
+                p._held = (p._offset + split, t, p._chunk)
             else:
-                p._lf += lines
-            pos = end + 2 * nl
-        p._events = index
-        return pos, then
+                p._held = (p._offset + pos, t, p._chunk)
+                p._parts_t = t
+            p._offset += pos
+        else:  # READ
+            pos = p._lines(buf, pos, split, t, out)
+            p._keep(buf[pos:], pos, split, t)
+        return out
 
     def _shape(self, buf: bytes, pos: int, crlf: bool) -> tuple[bytes, int, str, int] | None:
         """The block shape at `pos`, where the last block's did not match: (head, its length, type, lines),
@@ -203,13 +217,15 @@ class Accelerator:
         self._shapes[crlf] = shape
         return shape
 
-    def _slices(self, p: EventStreamParser, buf: bytes, pos: int, split: int, t: float | None, crlf: bool,
-                out: list[Item]) -> tuple[int, int]:  # fmt: skip
-        """A big read: the bytes from `pos` to the last blank line in `buf`, in slices of about `slice` bytes
+    def _slices(self, p: EventStreamParser, buf: bytes, split: int, t: float | None, crlf: bool,
+                out: list[Item]) -> tuple[int, bytes, int]:  # fmt: skip
+        """A big read: the bytes from the start to the last blank line in `buf`, in slices of about `slice` bytes
         cut at blank lines, each all of one shape (`_batch`); from a slice of other shapes on, the parser's
-        line rules read them (`_lines`). Then what follows the last blank line may wait, as in `take`."""
+        line rules read them (`_lines`). Then what follows the last blank line may wait, as in `feed`.
+        Returns where the taken bytes end, the bytes after that, and what they are (READ, KEEP or HOLD)."""
         sep = b"\r\n\r\n" if crlf else b"\n\n"
-        end = buf.rfind(sep, pos)
+        pos = 0
+        end = buf.rfind(sep)
         if end >= 0:
             nl = sep[len(sep) // 2 :]
             stop = end + len(sep)
@@ -240,12 +256,12 @@ class Accelerator:
                     gc.enable()
         rest = buf[pos:]
         if 10 not in rest and 13 not in rest:
-            return pos, KEEP
+            return pos, rest, KEEP
         if crlf:
             waits = (pos > 0 or not p._held) and _can_wait(rest)
         else:
             waits = rest[-1] != 10 and rest[0] != 10 and (pos > 0 or not p._held)  # past the last LF LF: none
-        return pos, HOLD if waits else READ
+        return pos, rest, HOLD if waits else READ
 
     def _batch(self, p: EventStreamParser, buf: bytes, pos: int, cut: int, nl: bytes, sep: bytes,
                t_first: float | None, t: float | None, out: list[Item]) -> int:  # fmt: skip

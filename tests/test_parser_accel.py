@@ -10,7 +10,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from sse_inspect import Comment, Event, EventStreamParser, Notice
-from sse_inspect._parser_accel import HOLD, KEEP, READ, Accelerator
+from sse_inspect._parser_accel import HOLD, KEEP, Accelerator
 
 from .helpers import split_at
 from .test_parser import any_bodies, llm_bodies, make_parser
@@ -81,6 +81,8 @@ bodies = st.one_of(
 @example(body=b"data: x\r\n\r\ndata: a\n\nb\r\n\r\n", cuts=[11, 22])  # an LF-LF inside a CRLF read's "data line"
 @example(body=b"data: x\r\n\r\ndata: a\r", cuts=[11])  # a held CR ends the stream
 @example(body=b"data: x\r\n\r\ndata: [DONE]\r\r", cuts=[11])  # a CR, then a CR that ends the blank line
+@example(body=b"data: x\r\n\r\ndata: a\r\n\r\ndata: b\r\n\r\n", cuts=[21])  # a read ends in a blank line's CR
+@example(body=b"data: x\r\n\r\ndata: a\r\n\rdata: b\r\n\r\n", cuts=[21])  # ... which is a lone CR
 def test_both_ways_give_the_same_items(kind: str, body: bytes, cuts: list[int]) -> None:
     """Events (every field: offsets, times, chunk indices), comments, notices, stats, last event id and retry."""
     spec, fast = spec_and_accelerated(kind, split_at(body, cuts))
@@ -114,28 +116,33 @@ def test_a_big_read_of_llm_blocks_is_taken_whole_by_the_accelerator(head: bytes,
     and they are the spec path's."""
     prefix = b": hello" + nl + nl
     blocks = (head.replace(b"\n", nl) + b'{"x": 1}' + nl + nl) * 5000
-    accel = Recording()
-    fast, spec = EventStreamParser(accelerate=accel), EventStreamParser(accelerate=False)
-    assert fast.feed(prefix, 0.0) == spec.feed(prefix, 0.0)  # read by the rules: the stream's first line
-    assert accel.taken == [(len(prefix), KEEP)], "offered the empty rest, it took nothing"
-    accel.taken.clear()
+    fast, spec = Watched(), EventStreamParser(accelerate=False)
+    assert fast.feed(prefix, 0.0) == spec.feed(prefix, 0.0)
+    assert fast.left() == (len(prefix), KEEP, 2), "read by the rules: the stream's first line, and its blank line"
     items = fast.feed(blocks, 1.0)
-    assert accel.taken == [(len(blocks), KEEP)], "all of it taken, nothing left to the line rules"
+    assert fast.left() == (len(prefix) + len(blocks), KEEP, 0), "all of it taken, nothing left to the line rules"
     assert items == spec.feed(blocks, 1.0)
     assert len(items) == 5000  # (a CRLF stream: its notice came with the comment's line)
     assert fast.stats == spec.stats
 
 
-class Recording(Accelerator):
-    """An accelerator that notes what each `take` returned."""
+class Watched(EventStreamParser):
+    """A parser that counts the lines its line rules read, to tell them from the events the accelerator takes."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.taken: list[tuple[int, int]] = []
+    def __init__(self, accelerate: bool | Accelerator = True) -> None:
+        super().__init__(accelerate)
+        self.by_rules = 0
 
-    def take(self, *args: object) -> tuple[int, int]:  # type: ignore[override]
-        self.taken.append(super().take(*args))  # type: ignore[arg-type]
-        return self.taken[-1]
+    def _line(self, *args: object) -> None:  # type: ignore[override]
+        self.by_rules += 1
+        super()._line(*args)  # type: ignore[arg-type]
+
+    def left(self) -> tuple[int, int, int]:
+        """How the last reads left the stream: where the pending bytes start, whether they wait unread (HOLD:
+        whole lines of an unfinished event) or are the start of a line (KEEP), and the lines the rules read
+        since the last call."""
+        read, self.by_rules = self.by_rules, 0
+        return self._offset, HOLD if self._held else KEEP, read
 
 
 @pytest.mark.parametrize(
@@ -145,12 +152,12 @@ class Recording(Accelerator):
 def test_the_accelerator_declines_other_shapes(body: bytes) -> None:
     """At an event boundary it takes nothing it cannot take exactly: other fields, several data lines, lone CR
     line ends, bytes that are not UTF-8 all go to the line rules."""
-    accel = Accelerator()
-    parser = EventStreamParser(accelerate=accel)
-    parser.feed(b": open\r\n\r\n", 0.0)  # (its CRLF notice given: a small read goes block by block)
-    out: list[Item] = []
-    assert accel.take(parser, body, 0, 0, 1.0, out) == (0, READ)
-    assert out == [] and parser.stats.events == 0
+    parser, spec = Watched(), EventStreamParser(accelerate=False)
+    opening = b": open\r\n\r\n"  # (its CRLF notice given: a small read goes block by block)
+    assert parser.feed(opening, 0.0) == spec.feed(opening, 0.0)
+    parser.left()
+    assert parser.feed(body, 1.0) + parser.close() == spec.feed(body, 1.0) + spec.close()
+    assert parser.left()[2] == body.count(b"\n") + body.count(b"\r"), "every line read by the rules"
 
 
 def test_accelerate_false_has_no_accelerator() -> None:
@@ -162,11 +169,14 @@ def test_an_unfinished_event_waits_unread_and_is_read_as_the_rules_say() -> None
     """HOLD: the whole lines of an event cut by the read wait for the next chunk, which the accelerator then
     takes from the event's first byte; the items are the spec path's, times included."""
     chunks = [b": open\n\n", b"data: a\n\nevent: x\ndata: {", b'"k": 1}\n\n']
-    accel = Recording()
-    fast, spec = EventStreamParser(accelerate=accel), EventStreamParser(accelerate=False)
-    fast_items = [x for i, c in enumerate(chunks) for x in fast.feed(c, float(i))] + fast.close()
+    fast, spec = Watched(), EventStreamParser(accelerate=False)
+    fast_items, left = [], []
+    for i, chunk in enumerate(chunks):
+        fast_items += fast.feed(chunk, float(i))
+        left.append(fast.left())
+    fast_items += fast.close()
     spec_items = [x for i, c in enumerate(chunks) for x in spec.feed(c, float(i))] + spec.close()
-    assert accel.taken[1:] == [(9, HOLD), (len(b"event: x\ndata: {") + len(chunks[2]), KEEP)]
+    assert left[1:] == [(len(chunks[0]) + 9, HOLD, 0), (sum(map(len, chunks)), KEEP, 0)]
     assert fast_items == spec_items
     assert [(e.type, e.data, e.t_first, e.t) for e in fast_items if isinstance(e, Event)] == [
         ("message", "a", 1.0, 1.0), ("x", '{"k": 1}', 1.0, 2.0)
