@@ -21,7 +21,7 @@ from enum import Enum, StrEnum
 from ._capture import End
 
 __all__ = [
-    "ADVICE", "CAUSES", "STATES", "WORDS", "Audience", "Cause", "Outcome", "State", "abrupt_end", "decide_outcome",
+    "ADVICE", "WORDS", "Audience", "Cause", "Outcome", "State", "abrupt_end", "decide_outcome",
     "end_cause", "say",
 ]  # fmt: skip
 
@@ -60,10 +60,6 @@ class Cause(StrEnum):
     """The server closed cleanly, but inside an event."""
     CLOSED_CLEANLY = "closed-cleanly"
     """The server closed cleanly."""
-
-
-STATES = tuple(State)
-CAUSES = tuple(Cause)
 
 
 class Audience(Enum):
@@ -130,13 +126,16 @@ _STATE_WORDS = {
 }
 
 
+_CAUSE_VALUES = frozenset(Cause)  # members are their strings: `kind in` works on 3.11 too
+
+
 def end_cause(end: End | None) -> Cause | None:
     """The cause the recording's end line gives on its own: None when it says the stream ended cleanly."""
     if end is None:
         return Cause.RECORDING_STOPPED
     if end.kind == "complete":
         return None
-    return Cause(end.kind) if end.kind in CAUSES else Cause.ERROR  # an end kind outside END_KINDS: a failure
+    return Cause(end.kind) if end.kind in _CAUSE_VALUES else Cause.ERROR  # an end kind outside END_KINDS: a failure
 
 
 def say(cause: Cause, audience: Audience, end: End | None = None, *, event: int | None = None) -> str:
