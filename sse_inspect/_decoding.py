@@ -45,8 +45,22 @@ class ContentDecodingError(ValueError):
     """The body does not decode as its Content-Encoding says."""
 
 
+PIECE = 1 << 20
+"""The most one decoded piece holds: a small body decodes whole, a big one in pieces of this size."""
+_WIRE_PIECE = 1 << 16
+"""Wire bytes given to the decoder at a time, so that what expanded how much is known closely."""
+BOMB_RATIO = 200
+"""A body that decodes to more than this many times its wire size (past BOMB_FLOOR) is a decompression
+bomb: real LLM streams compress 3-20x, deflate's ceiling is about 1030x."""
+BOMB_FLOOR = 64 << 20
+"""Decoded bytes below which no ratio stops the decoding."""
+
+
 class _Step(Protocol):
-    def decode(self, data: bytes) -> bytes: ...
+    def decode(self, data: bytes) -> Iterator[bytes]:
+        """The bytes `data` decodes to, in pieces of at most PIECE bytes."""
+        ...
+
     def flush(self) -> bytes: ...
 
 
@@ -55,30 +69,53 @@ class _Zlib:
         self._d: Any = zlib.decompressobj(wbits=wbits)
         self._deflate = wbits == 15  # "deflate" is zlib-wrapped by the RFC, raw by some servers
 
-    def decode(self, data: bytes) -> bytes:
-        try:
-            return self._d.decompress(data)
-        except zlib.error as exc:
-            if self._deflate:
-                self._deflate = False
-                self._d = zlib.decompressobj(wbits=-15)
-                return self.decode(data)
-            raise ContentDecodingError(str(exc)) from None
+    def decode(self, data: bytes) -> Iterator[bytes]:
+        while True:
+            try:
+                out = self._d.decompress(data, PIECE)
+            except zlib.error as exc:
+                if self._deflate:
+                    self._deflate = False
+                    self._d = zlib.decompressobj(wbits=-15)
+                    continue
+                raise ContentDecodingError(str(exc)) from None
+            self._deflate = False
+            if out:
+                yield out
+            data = self._d.unconsumed_tail
+            if not data and len(out) < PIECE:  # (a full piece may leave output inside zlib: ask again)
+                return
 
     def flush(self) -> bytes:
         return self._d.flush()
 
 
 class _Brotli:
+    """brotli >= 1.2 bounds each call's output; older releases decode all that the input allows, so the input
+    goes in at a few bytes a time (one byte of brotli can stand for megabytes)."""
+
+    _SMALL_INPUT = 16
+
     def __init__(self) -> None:
         import brotli  # type: ignore[import-not-found]
 
         self._d = brotli.Decompressor()
         self._error = brotli.error
+        self._bounded = hasattr(self._d, "can_accept_more_data")
 
-    def decode(self, data: bytes) -> bytes:
+    def decode(self, data: bytes) -> Iterator[bytes]:
         try:
-            return self._d.process(data)
+            if self._bounded:
+                out = self._d.process(data, output_buffer_limit=PIECE)
+                while out:
+                    yield out
+                    if self._d.can_accept_more_data():
+                        break
+                    out = self._d.process(b"", output_buffer_limit=PIECE)
+                return
+            for i in range(0, len(data), self._SMALL_INPUT):
+                out = self._d.process(data[i : i + self._SMALL_INPUT])
+                yield from _cut(out)
         except self._error as exc:
             raise ContentDecodingError(str(exc)) from None
 
@@ -87,30 +124,71 @@ class _Brotli:
 
 
 class _Zstd:
+    """The standard library's API (and its backport) bounds each call's output; `zstandard`'s decompressobj
+    does not, so there the input goes in at a few hundred bytes a time (a zstd block, 128 KiB decoded at most,
+    takes four bytes or more)."""
+
+    _SMALL_INPUT = 256
+
     def __init__(self) -> None:
         self._m = zstd_module()
         self._error = self._m.ZstdError
+        self._bounded = hasattr(self._m, "ZstdFile")  # the standard library's API (PEP 784) and its backport
         self._d: Any = self._new()
 
     def _new(self) -> Any:
-        if hasattr(self._m, "ZstdFile"):  # the standard library's API (PEP 784) and its backport
+        if self._bounded:
             return self._m.ZstdDecompressor()
         return self._m.ZstdDecompressor().decompressobj()
 
-    def decode(self, data: bytes) -> bytes:
-        out = []
+    def decode(self, data: bytes) -> Iterator[bytes]:
         try:
-            while data:  # a decompressor reads one frame: the next frame gets a new one
-                if self._d.eof:
-                    self._d = self._new()
-                out.append(self._d.decompress(data))
-                data = self._d.unused_data if self._d.eof else b""
+            if self._bounded:
+                yield from self._bounded_decode(data)
+            else:
+                for i in range(0, len(data), self._SMALL_INPUT):
+                    yield from _cut(self._unbounded_decode(data[i : i + self._SMALL_INPUT]))
         except self._error as exc:
             raise ContentDecodingError(str(exc)) from None
+
+    def _bounded_decode(self, data: bytes) -> Iterator[bytes]:
+        while True:  # a decompressor reads one frame: the next frame gets a new one
+            if self._d.eof:
+                if not data:
+                    return
+                self._d = self._new()
+            out = self._d.decompress(data, PIECE)
+            if out:
+                yield out
+            if self._d.eof:
+                data = self._d.unused_data
+            elif self._d.needs_input:
+                return
+            else:
+                data = b""
+
+    def _unbounded_decode(self, data: bytes) -> bytes:
+        out = []
+        while data:  # a decompressor reads one frame: the next frame gets a new one
+            if self._d.eof:
+                self._d = self._new()
+            out.append(self._d.decompress(data))
+            data = self._d.unused_data if self._d.eof else b""
         return b"".join(out)
 
     def flush(self) -> bytes:
         return b""
+
+
+def _cut(data: bytes) -> Iterator[bytes]:
+    """`data` in pieces of at most PIECE bytes."""
+    if len(data) <= PIECE:
+        if data:
+            yield data
+        return
+    view = memoryview(data)
+    for i in range(0, len(data), PIECE):
+        yield bytes(view[i : i + PIECE])
 
 
 def _step(name: str) -> _Step:
@@ -140,15 +218,25 @@ class BodyDecoder:
     def identity(self) -> bool:
         return not self._steps
 
+    def pieces(self, data: bytes) -> Iterator[bytes]:
+        """What `data` decodes to, in pieces of at most PIECE bytes, made as they are taken."""
+        return self._through(0, data)
+
+    def _through(self, first: int, data: bytes) -> Iterator[bytes]:
+        if first == len(self._steps):
+            if data:
+                yield data
+            return
+        for piece in self._steps[first].decode(data):
+            yield from self._through(first + 1, piece)
+
     def decode(self, data: bytes) -> bytes:
-        for step in self._steps:
-            data = step.decode(data)
-        return data
+        return b"".join(self.pieces(data))
 
     def flush(self) -> bytes:
         data = b""
         for step in self._steps:
-            data = step.decode(data) + step.flush()
+            data = b"".join(step.decode(data)) + step.flush()
         return data
 
 
@@ -157,32 +245,43 @@ def body_chunks(
 ) -> Iterator[Chunk]:
     """The capture's body chunks (or `chunks` of it) with the Content-Encoding undone, each at its arrival time.
 
-    A body that stops decoding ends there, with a "decode-error" notice added to `notices`.
+    A big chunk decodes to pieces of at most PIECE bytes, each at the chunk's time. A body that stops
+    decoding ends there, with a "decode-error" notice added to `notices`; one that expands more than
+    BOMB_RATIO times its wire size (past BOMB_FLOOR decoded bytes) is cut there, with a "decode-bomb" notice.
     """
     wire = capture.chunks if chunks is None else chunks
     try:
         decoder = BodyDecoder(capture.content_encoding)
     except ContentDecodingError as exc:
-        _note(notices, f"body left as sent: {exc}", 0, None)
+        _note(notices, "decode-error", f"body left as sent: {exc}", 0, None)
         yield from wire
         return
     if decoder.identity:
         yield from wire
         return
-    offset = 0
+    offset = decoded = 0
     t = None
     try:
         for chunk in wire:
             t = chunk.t
-            data = decoder.decode(chunk.data)
-            offset += len(chunk.data)
-            if data:
-                yield Chunk(chunk.t, data)
+            for i in range(0, len(chunk.data), _WIRE_PIECE):
+                data = chunk.data[i : i + _WIRE_PIECE]
+                read = offset + len(data)  # wire bytes given to the decoder so far
+                for piece in decoder.pieces(data):
+                    decoded += len(piece)
+                    yield Chunk(chunk.t, piece)
+                    if decoded > BOMB_FLOOR and decoded > BOMB_RATIO * read:
+                        _note(notices, "decode-bomb", f"the {capture.content_encoding} body expands "
+                              f"{decoded // read}x ({decoded >> 20} MiB from {read} wire bytes): decoding "
+                              f"stopped there", read, t)  # fmt: skip
+                        return
+                offset = read
         tail = decoder.flush()
         if tail:
             yield Chunk(t, tail)
     except ContentDecodingError as exc:
-        _note(notices, f"the {capture.content_encoding} body stops decoding at wire byte {offset}: {exc}", offset, t)
+        _note(notices, "decode-error", f"the {capture.content_encoding} body stops decoding at wire byte {offset}: "
+              f"{exc}", offset, t)  # fmt: skip
 
 
 def is_identity(capture: Capture) -> bool:
@@ -193,6 +292,6 @@ def is_identity(capture: Capture) -> bool:
         return False
 
 
-def _note(notices: list[Notice] | None, message: str, offset: int, t: float | None) -> None:
+def _note(notices: list[Notice] | None, kind: str, message: str, offset: int, t: float | None) -> None:
     if notices is not None:
-        notices.append(Notice(kind="decode-error", message=message, offset=offset, t=t))
+        notices.append(Notice(kind=kind, message=message, offset=offset, t=t))

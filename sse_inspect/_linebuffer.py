@@ -75,7 +75,10 @@ class LineBuffer:
     bytes start.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, line_limit: int) -> None:
+        self._limit = line_limit  # the longest line read; a longer one is dropped (see `_over_limit`)
+        self._run = 0  # at least the length of the unfinished line: `_over_limit` tells exactly when it matters
+        self._dropping: int | None = None  # where the line being dropped started, while its end has not come
         self._parts: list[bytes] = []  # the pending bytes: the pieces of the unfinished line that came so far
         self._parts_t: float | None = None  # arrival time of their first byte
         self._offset = 0  # stream offset of the pending bytes (of the next byte when there are none)
@@ -139,6 +142,54 @@ class LineBuffer:
             if (to_blank and start == stop) or nxt == limit:
                 break
         return pos
+
+    def _over_limit(self, out: list[Item]) -> None:
+        """The unfinished line may be over the limit (`_run` is): if it is, read the whole lines held before it,
+        then drop its bytes and the bytes that follow up to its line end (`_drop`), so that memory stays flat."""
+        parts = self._parts
+        buf = b"".join(parts)
+        run = len(buf) - 1 - max(buf.rfind(b"\n"), buf.rfind(b"\r"))
+        self._run = run
+        if run <= self._limit:
+            self._parts = [buf] if buf else []
+            return
+        pos = self._lines(buf, 0, len(buf), self._t, out) if self._held else 0
+        self._dropping = self._offset + pos
+        self._offset += len(buf)
+        self._parts = []
+        self._held = None
+        self._run = 0
+
+    def _drop(self, data: bytes, out: list[Item]) -> int:
+        """While a line over the limit is dropped: where in `data` its line end ends (0: `data` is all of the
+        line). Its line end is counted as `_lines` counts one, and a notice says where it started and how long
+        it was."""
+        lf, cr = data.find(10), data.find(13)
+        end = cr if lf < 0 or 0 <= cr < lf else lf
+        if end < 0:
+            self._offset += len(data)
+            return 0
+        start = self._dropping
+        assert start is not None
+        self._dropping = None
+        self._offset += end  # at the line end
+        nxt = end + 1
+        if data[end] == 10:
+            self._lf += 1
+        elif nxt < len(data) and data[nxt] == 10:
+            self._count_crlf(self._offset, out)
+            nxt += 1
+        elif nxt == len(data):
+            self._after_cr = True  # CR or CRLF: the next chunk tells
+        else:
+            self._count_cr(self._offset, out)
+        out.append(self._too_long(start, self._offset - start))
+        self._offset += nxt - end
+        return nxt
+
+    def _too_long(self, start: int, size: int) -> Notice:
+        return Notice(kind="line-too-long", message=f"a line of {size} bytes (over the line limit of {self._limit}) "
+                      f"was dropped, from byte {start}", offset=start, t=self._t)  # fmt: skip
 
     def _keep(self, rest: bytes, pos: int, split: int, t: float | None) -> None:
         """`buf[:pos]` is read: `rest`, the bytes after it, the start of a line, waits for the chunk that ends it."""

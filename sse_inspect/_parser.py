@@ -64,8 +64,11 @@ class EventStreamParser(LineBuffer):
     PIECE = 65536
     """`feed_iter` feeds a big buffer in pieces of about this many bytes."""
 
-    def __init__(self, accelerate: bool | Accelerator = True) -> None:
-        super().__init__()
+    LINE_LIMIT = 16 << 20
+    """The default `line_limit`: no event stream sends a line near it."""
+
+    def __init__(self, accelerate: bool | Accelerator = True, line_limit: int = LINE_LIMIT) -> None:
+        super().__init__(line_limit)
         if accelerate is True:
             accelerate = Accelerator()
         self._accel = accelerate or None
@@ -108,6 +111,8 @@ class EventStreamParser(LineBuffer):
             raise RuntimeError("feed() after close(): this parser's stream has ended")
         self._chunk += 1
         self._t = t
+        if self._dropping is not None:  # a line over the limit is being dropped
+            return self._dropped(data, t)
         parts = self._parts
         # `10 in data`, not `b"\n" in data`: CPython first tries a bytes needle as an int, at ~0.1 µs.
         if 10 not in data and 13 not in data and not self._after_cr:
@@ -118,13 +123,19 @@ class EventStreamParser(LineBuffer):
             elif data:
                 self._parts = [data]
                 self._parts_t = t
+            self._run += len(data)
+            if self._run > self._limit:
+                out: list[Item] = []
+                self._over_limit(out)
+                return out
             return []
+        self._run = len(data)  # the unfinished line after this chunk lies in it
         if self._start is None and not self._after_cr and not self._first_line and self._accel is not None:
             # At an event boundary (no event in progress, no CR waiting for its LF, the first line read), the
             # usual read: the accelerator reads the chunk, taking what it can and leaving the rest to the rules.
             return self._accel.feed(self, data, t)
         buf, split = self._join(data)
-        out: list[Item] = []
+        out = []
         pos = 0
         if self._after_cr:
             pos = self._after_cr_line_end(buf, out)
@@ -139,6 +150,15 @@ class EventStreamParser(LineBuffer):
                 return out + self._accel.feed(self, rest, t)
         pos = self._lines(buf, pos, split, t, out)
         self._keep(buf[pos:], pos, split, t)
+        return out
+
+    def _dropped(self, data: bytes, t: float | None) -> list[Item]:
+        """`feed` while a line over the limit is dropped: the rest of the chunk after its line end is read."""
+        out: list[Item] = []
+        nxt = self._drop(data, out)
+        if self._dropping is None and nxt < len(data):
+            self._chunk -= 1  # the same chunk
+            out += self.feed(data[nxt:], t)
         return out
 
     def feed_iter(self, data: bytes, t: float | None = None) -> Iterator[Item]:
@@ -168,6 +188,11 @@ class EventStreamParser(LineBuffer):
             return []
         self._closed = True
         out: list[Item] = []
+        if self._run > self._limit and self._dropping is None:
+            self._over_limit(out)
+        dropping = self._dropping
+        if dropping is not None:  # the stream ended inside a line over the limit
+            out.append(self._too_long(dropping, self._offset - dropping))
         buf = b"".join(self._parts)
         pos = 0
         if self._held:  # whole lines that waited: read them now
@@ -175,8 +200,11 @@ class EventStreamParser(LineBuffer):
         if self._after_cr:  # the stream ended in a CR: a lone one
             self._after_cr = False
             self._count_cr(self._offset + len(buf) - 1, out)
-        if pos < len(buf) or self._start is not None:
-            offset = self._start if self._start is not None else self._offset + pos
+        if pos < len(buf) or self._start is not None or dropping is not None:
+            if self._start is not None:
+                offset = self._start
+            else:
+                offset = dropping if dropping is not None else self._offset + pos
             size = self._offset + len(buf) - offset
             out.append(
                 Notice(
@@ -191,6 +219,10 @@ class EventStreamParser(LineBuffer):
 
     def _line(self, start: int, raw: bytes, began: float | None, held: Held, out: list[Item]) -> None:
         """One line at `start`, which started arriving at `began` (WHATWG "Interpreting an event stream")."""
+        if len(raw) > self._limit:  # the one departure from the spec, which sets no limit: see `line_limit`
+            self._first_line = False
+            out.append(self._too_long(start, len(raw)))
+            return
         if self._first_line:
             self._first_line = False
             if raw.startswith(_BOM):

@@ -114,7 +114,9 @@ class Accelerator:
         pos = 0
         then = READ  # what `buf[pos:]` is, once the events are taken
         crlf = 13 in buf
-        if n > self.small or (crlf and p._first_crlf is None):
+        if n > p._limit:
+            pass  # a line in it may be over the parser's line limit: the rules read it all (READ), and drop that line
+        elif n > self.small or (crlf and p._first_crlf is None):
             pos, rest, then = self._slices(p, buf, split, t, crlf, out)
         else:
             if crlf:

@@ -104,6 +104,11 @@ CODES: dict[str, Code] = _codes(
          "compression middleware buffers to fill its blocks: disable gzip/brotli for text/event-stream "
          "(nginx `gzip off` there, or `Cache-Control: no-transform`)"),
     Code("decode-error", _E, "framing", "the body does not decode as its Content-Encoding says: a hop corrupted or cut it"),
+    Code("decode-bomb", _E, "framing",
+         "the body decodes to far more than any event stream: a decompression bomb; nothing past the cut was read"),
+    Code("line-too-long", _E, "framing",
+         "a line longer than the line limit was dropped (no real stream sends one): clients that hold a line whole "
+         "may run out of memory on it"),
     Code("content-length", _W, "headers",
          "a Content-Length makes clients and proxies wait for that many bytes; an event stream has no length"),
     Code("no-cache-header", _I, "headers", "caches and CDNs may store or hold the stream: send `Cache-Control: no-cache`"),

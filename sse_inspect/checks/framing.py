@@ -31,7 +31,9 @@ class FramingCheck(Check):
         super().__init__(thresholds)
         self.first: dict[str, Notice] = {}
         self.counts: Counter[str] = Counter()
-        self.every: dict[str, list[Notice]] = {"unterminated-event": [], "decode-error": [], "line-ending": []}
+        self.every: dict[str, list[Notice]] = {
+            "unterminated-event": [], "decode-error": [], "decode-bomb": [], "line-too-long": [], "line-ending": []
+        }
         self.ignored: Counter[str] = Counter()
         self.comments = 0
         self.first_comment: Comment | None = None
@@ -94,8 +96,16 @@ class FramingCheck(Check):
             yield self.found("ignored-fields", f"{ignored} field line(s) ignored: {listed}",
                              offset=first_ignored.offset, t=first_ignored.t, evidence=Lines(ignored))  # fmt: skip
 
-        for n in self.every["decode-error"]:
-            yield self.found("decode-error", n.message, offset=n.offset, t=n.t)
+        for code in ("decode-error", "decode-bomb"):
+            for n in self.every[code]:
+                yield self.found(code, n.message, offset=n.offset, t=n.t)
+
+        too_long = self.every["line-too-long"]
+        if too_long:
+            first = too_long[0]
+            more = f" ({len(too_long)} lines in all)" if len(too_long) > 1 else ""
+            yield self.found("line-too-long", first.message + more, offset=first.offset, t=first.t,
+                             evidence=Lines(len(too_long)))  # fmt: skip
 
         first_comment = self.first_comment
         if first_comment is not None:

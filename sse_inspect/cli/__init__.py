@@ -126,7 +126,7 @@ def text(capture: str, as_json: bool, dialect: str | None, rechunk: RechunkSpec 
     for warning in analysis.capture.warnings:  # e.g. which of a HAR's streams this is (--json: "recording")
         sys.stderr.write(f"! {warning}\n")
     if as_json:
-        sys.stdout.write(_json.dumps(_json.analysis_json(analysis)) + "\n")
+        _json.write_doc(sys.stdout, _json.analysis_json(analysis))
         return
     answer = analysis.answer
     tty = sys.stdout.isatty()
@@ -145,7 +145,7 @@ def text(capture: str, as_json: bool, dialect: str | None, rechunk: RechunkSpec 
 
         _render.console().print(_render.safe(out))
     else:
-        sys.stdout.write(out + ("\n" if out else ""))
+        _json.write_out(sys.stdout, out + ("\n" if out else ""))
 
 
 def main() -> None:

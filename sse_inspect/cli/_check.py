@@ -20,7 +20,7 @@ from .._rechunk import RechunkSpec
 from ..checks import Finding, Report, Severity, Thresholds, check_capture, parse_codes, parse_threshold
 from ..checks.evidence import Evidence, Silence
 from . import _render
-from ._json import dumps
+from ._json import write_doc
 from ._params import (
     InputError,
     ThresholdParam,
@@ -204,7 +204,7 @@ def check(captures: tuple[str, ...], as_json: bool, fail_on: str, select_text: s
     if as_json:
         doc = {"captures": [checked_json(c) for c in results], "fail_on": fail_on, "exit_code": code,
                "thresholds": {k: getattr(thresholds, k) for k in thresholds.__dataclass_fields__}}  # fmt: skip
-        sys.stdout.write(dumps(doc) + "\n")
+        write_doc(sys.stdout, doc)
     else:
         console = _render.console()
         console.print(warnings_view(results))

@@ -17,7 +17,7 @@ from .._events import Event
 from .._loading import load_capture
 from .._rechunk import RechunkSpec
 from . import _render
-from ._json import dumps, event_json
+from ._json import event_json, write_doc
 from ._params import InputError, dialect_option, input_errors, json_option, rechunk_option, stdin_note
 
 __all__ = ["diff"]
@@ -69,7 +69,7 @@ def diff(a: str, b: str | None, by: str, hold_ms: float, as_json: bool, dialect:
     if as_json:
         doc = {"by": by, "a": a, "b": b, "rechunk": str(rechunk) if rechunk else None, "dialect": left.dialect,
                "identical": result.identical, "exit_code": code, **_result_json(result)}  # fmt: skip
-        sys.stdout.write(dumps(doc) + "\n")
+        write_doc(sys.stdout, doc)
     else:
         _render.console().print(Group(_legend(a, b, rechunk), _view(result)))
     sys.exit(code)

@@ -15,6 +15,30 @@ def dumps(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False)
 
 
+WRITE_PIECE = 1 << 20
+"""The most one `write` call is given: one call of 2 GiB or more to a pipe writes only part of it."""
+
+
+def write_out(out: TextIO, text: str) -> None:
+    """Write `text` whole to `out`, in pieces of at most WRITE_PIECE characters, each retried from where a
+    short write stopped; a stream that takes nothing raises OSError (never a silent loss)."""
+    write = out.write
+    pos = 0
+    while pos < len(text):
+        piece = text[pos : pos + WRITE_PIECE]
+        done = write(piece)
+        if done is None:  # (some streams return nothing: they took it all)
+            done = len(piece)
+        if done <= 0:
+            raise OSError("the output took no more bytes")
+        pos += done
+
+
+def write_doc(out: TextIO, doc: Any) -> None:
+    """A `--json` document and a newline, written whole."""
+    write_out(out, dumps(doc) + "\n")
+
+
 def event_json(e: Event) -> dict[str, Any]:
     return {
         "index": e.index,
@@ -122,12 +146,12 @@ class JsonLinesOut(Observer):
     """Writes each event (and comment, if asked) of an analysis pass as a JSON line, as it comes."""
 
     def __init__(self, out: TextIO, *, comments: bool = False) -> None:
-        self.write = out.write
+        self.out = out
         self.comments = comments
 
     def event(self, event: Event, flags: EventFlags) -> None:
-        self.write(event_line(event))
+        write_out(self.out, event_line(event))
 
     def comment(self, comment: Comment) -> None:
         if self.comments:
-            self.write(dumps(comment_json(comment)) + "\n")
+            write_out(self.out, dumps(comment_json(comment)) + "\n")

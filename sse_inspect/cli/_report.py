@@ -13,6 +13,7 @@ from ..checks import Thresholds, check_capture, parse_threshold
 from ..report import html_report
 from . import _render
 from ._check import expand
+from ._json import write_out
 from ._params import InputError, ThresholdParam, captures_argument, dialect_option, input_errors, rechunk_option
 
 __all__ = ["report"]
@@ -45,7 +46,7 @@ def report(captures: tuple[str, ...], output: str, title: str, threshold_texts: 
                for p in expand(captures)]  # fmt: skip
     page = html_report(checked, title=title)
     if output == "-":
-        sys.stdout.write(page)
+        write_out(sys.stdout, page)
         return
     try:
         Path(output).write_text(page, encoding="utf-8")
