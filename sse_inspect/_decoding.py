@@ -52,7 +52,7 @@ _WIRE_PIECE = 1 << 16
 BOMB_RATIO = 200
 """A body that decodes to more than this many times its wire size (past BOMB_FLOOR) is a decompression
 bomb: real LLM streams compress 3-20x, deflate's ceiling is about 1030x."""
-BOMB_FLOOR = 64 << 20
+BOMB_FLOOR = 32 << 20
 """Decoded bytes below which no ratio stops the decoding."""
 
 
@@ -248,6 +248,7 @@ def body_chunks(
     A big chunk decodes to pieces of at most PIECE bytes, each at the chunk's time. A body that stops
     decoding ends there, with a "decode-error" notice added to `notices`; one that expands more than
     BOMB_RATIO times its wire size (past BOMB_FLOOR decoded bytes) is cut there, with a "decode-bomb" notice.
+    Either way the rest of the wire chunks is read, undecoded.
     """
     wire = capture.chunks if chunks is None else chunks
     try:
@@ -259,6 +260,7 @@ def body_chunks(
     if decoder.identity:
         yield from wire
         return
+    wire = iter(wire)
     offset = decoded = 0
     t = None
     try:
@@ -274,6 +276,7 @@ def body_chunks(
                         _note(notices, "decode-bomb", f"the {capture.content_encoding} body expands "
                               f"{decoded // read}x ({decoded >> 20} MiB from {read} wire bytes): decoding "
                               f"stopped there", read, t)  # fmt: skip
+                        _drain(wire)
                         return
                 offset = read
         tail = decoder.flush()
@@ -282,6 +285,14 @@ def body_chunks(
     except ContentDecodingError as exc:
         _note(notices, "decode-error", f"the {capture.content_encoding} body stops decoding at wire byte {offset}: "
               f"{exc}", offset, t)  # fmt: skip
+        _drain(wire)
+
+
+def _drain(wire: Iterator[Chunk]) -> None:
+    """Read the rest of the wire chunks undecoded: a capture read as it is loaded gets to its end (its end line,
+    its chunk count)."""
+    for _ in wire:
+        pass
 
 
 def is_identity(capture: Capture) -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -325,3 +327,90 @@ def test_line_ending_notice_comes_before_the_event_of_its_line() -> None:
     items = parser.feed(b"data: a\n\n") + parser.feed(b"data: b\r\n\r\n" * 200)
     assert [type(x).__name__ for x in items[:3]] == ["Event", "Notice", "Event"]
     assert items[1] == Notice(kind="line-ending", message="a line ends in CRLF", offset=16, t=None)
+
+
+# -- the line limit: the one departure from the spec ---------------------------------------------------------
+
+_LINE_AND_END = re.compile(rb"[^\r\n]*(?:\r\n|\r|\n|$)")
+
+
+def without_long_lines(body: bytes, limit: int) -> bytes:
+    """`body` with every line longer than `limit` bytes removed with its line end: what the parser reads."""
+    kept = []
+    for i, m in enumerate(_LINE_AND_END.finditer(body)):
+        line = m.group().rstrip(b"\r\n")
+        if len(line) <= limit:
+            kept.append(m.group())
+        elif i == 0:
+            kept.append(_BOM)  # the first line dropped, BOM and all: the next one's BOM is no stream BOM
+    return b"".join(kept)
+
+
+_BOM = b"\xef\xbb\xbf"
+limits = st.integers(min_value=0, max_value=40)
+
+
+@pytest.mark.parametrize("path", PATHS)
+@settings(max_examples=300, deadline=None)
+@given(body=any_bodies, limit=limits)
+@example(body=b"\xef\xbb\xbfdata: long line\n\xef\xbb\xbfdata: b\n\n", limit=12)
+def test_lines_over_the_limit_are_dropped(body: bytes, limit: int, path: str) -> None:
+    """With a line limit, the events are those of the body without its long lines, and a notice says where
+    each dropped line started."""
+    parser = _limited(path, limit)
+    items = parser.feed(body, 0.0) + parser.close()
+    assert simple(items) == reference_events(without_long_lines(body, limit))
+    dropped = [x.offset for x in items if isinstance(x, Notice) and x.kind == "line-too-long"]
+    starts = [m.start() for m in _LINE_AND_END.finditer(body) if len(m.group().rstrip(b"\r\n")) > limit]
+    assert dropped == starts
+
+
+@pytest.mark.parametrize("path", PATHS)
+@settings(max_examples=300, deadline=None)
+@given(body=any_bodies, limit=limits, cuts=cut_lists)
+def test_the_line_limit_gives_the_same_items_at_any_cut(body: bytes, limit: int, cuts: list[int], path: str) -> None:
+    def parse(chunks: list[bytes]) -> list[Event | Comment | Notice]:
+        parser = _limited(path, limit)
+        return [x for i, chunk in enumerate(chunks) for x in parser.feed(chunk, float(i))] + parser.close()
+
+    assert untimed(parse(split_at(body, cuts))) == untimed(parse([body]))
+    assert untimed(parse([bytes([b]) for b in body])) == untimed(parse([body]))
+
+
+def _limited(path: str, limit: int) -> EventStreamParser:
+    if path == "as shipped":
+        return EventStreamParser(line_limit=limit)
+    if path == "all in slices":
+        return SmallPieces(accelerate=Accelerator(small=0, slice=64), line_limit=limit)
+    return EventStreamParser(accelerate=False, line_limit=limit)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_line_over_the_limit_is_not_held(path: str) -> None:
+    """A line fed in pieces is dropped as soon as it is over the limit: the parser holds no more than the limit
+    and a piece, however long the line goes on; the events around it are read."""
+    parser = _limited(path, 1000)
+    items = parser.feed(b"data: before\n\ndata: ", 0.0)
+    for i in range(1, 1001):
+        items += parser.feed(b"x" * 100, float(i))
+        assert sum(map(len, parser._parts)) <= 1100
+    items += parser.feed(b"y\ndata: after\n\n", 1001.0) + parser.close()
+    assert simple(items) == [("message", "before", "", None), ("message", "after", "", None)]
+    (notice,) = [x for x in items if isinstance(x, Notice) and x.kind == "line-too-long"]
+    assert notice.offset == 14
+    assert notice.message == "a line of 100007 bytes (over the line limit of 1000) was dropped, from byte 14"
+    assert parser.stats.bytes == 14 + 100007 + 1 + 13
+
+
+def test_a_stream_that_ends_inside_a_long_line() -> None:
+    parser = EventStreamParser(line_limit=10)
+    items = parser.feed(b"data: a\n\ndata: 0123456789", 0.0) + parser.close()
+    assert [(x.kind, x.offset) for x in items if isinstance(x, Notice)] == [
+        ("line-too-long", 9), ("unterminated-event", 9)
+    ]
+
+
+def test_the_default_line_limit_is_generous() -> None:
+    body = b"data: " + b"a" * (8 << 20) + b"\n\n"
+    assert [len(e.data) for e in parse_events(body)] == [8 << 20]
+    assert EventStreamParser.LINE_LIMIT == 16 << 20

@@ -13,7 +13,7 @@ from sse_inspect import Comment, Event, EventStreamParser, Notice
 from sse_inspect._parser_accel import HOLD, KEEP, Accelerator
 
 from .helpers import split_at
-from .test_parser import any_bodies, llm_bodies, make_parser
+from .test_parser import SmallPieces, any_bodies, llm_bodies, make_parser
 
 Item = Event | Comment | Notice
 
@@ -107,6 +107,37 @@ def test_both_ways_agree_cut_at_every_byte(kind: str, body: bytes) -> None:
 def test_both_ways_agree_through_feed_iter(kind: str, body: bytes, cuts: list[int]) -> None:
     spec, fast = spec_and_accelerated(kind, split_at(body, cuts), lazily=True)
     assert fast == spec
+
+
+LIMITED: dict[str, Callable[[int], EventStreamParser]] = {
+    "as shipped": lambda limit: EventStreamParser(line_limit=limit),
+    "all in slices": lambda limit: SmallPieces(accelerate=Accelerator(small=0, slice=64), line_limit=limit),
+    "all block by block": lambda limit: EventStreamParser(accelerate=Accelerator(small=10**9), line_limit=limit),
+}
+
+
+@pytest.mark.parametrize("kind", LIMITED)
+@settings(max_examples=300, deadline=None)
+@given(body=bodies, cuts=st.lists(st.integers(0, 2400), max_size=30), limit=st.integers(0, 120))
+@example(body=b"data: a\n\ndata: 0123456789\r\ndata: b\n\n", cuts=[10, 20], limit=10)
+def test_both_ways_drop_the_same_long_lines(kind: str, body: bytes, cuts: list[int], limit: int) -> None:
+    """With a line limit (small, so that the property's bodies have lines on both sides of it): the same items
+    at any cut, the long lines' notices among them, whether feed or feed_iter reads them."""
+    chunks = split_at(body, cuts)
+    spec = run(EventStreamParser(accelerate=False, line_limit=limit), chunks)
+    assert run(LIMITED[kind](limit), chunks) == spec
+    assert run(LIMITED[kind](limit), chunks, lazily=True) == spec
+
+
+@pytest.mark.parametrize("kind", LIMITED)
+@settings(max_examples=100, deadline=None)
+@given(body=st.lists(st.one_of(llm_bodies, any_bodies), max_size=4).map(b"".join), limit=st.integers(0, 60))
+def test_both_ways_drop_the_same_long_lines_cut_at_every_byte(kind: str, body: bytes, limit: int) -> None:
+    for cut in range(len(body) + 1):
+        chunks = [body[:cut], body[cut:]]
+        assert run(LIMITED[kind](limit), chunks) == run(EventStreamParser(accelerate=False, line_limit=limit), chunks)
+    chunks = [bytes([b]) for b in body]
+    assert run(LIMITED[kind](limit), chunks) == run(EventStreamParser(accelerate=False, line_limit=limit), chunks)
 
 
 @pytest.mark.parametrize("nl", [b"\n", b"\r\n"])

@@ -138,6 +138,9 @@ TRIGGERS = [
          ("Content-Type is 'application/json'",)),
     Case("gzip", "compressed-stream", T.gzipped, W, ("Content-Encoding: gzip", "bytes on the wire for 3709 decoded")),
     Case("corrupt-gzip", "decode-error", lambda: T.gzipped(corrupt_at=5), E, ("gzip body stops decoding at wire byte",)),
+    Case("gzip-bomb", "decode-bomb", T.gzip_bomb, E, ("the gzip body expands", "decoding stopped")),
+    Case("17-MiB-line", "line-too-long", lambda: T.long_line(17 << 20), E,
+         ("a line of 17825792 bytes (over the line limit of 16777216) was dropped",)),
     Case("content-length", "content-length", with_headers(("Content-Length", "1904")), W, ("Content-Length: 1904",)),
     Case("no-cache-control", "no-cache-header", with_headers(base=T.SSE_HEADERS[:1]), I, ("no Cache-Control",)),
     Case("cacheable", "no-cache-header", with_headers(("Cache-Control", "max-age=60"), base=T.SSE_HEADERS[:1]), I,
@@ -201,6 +204,8 @@ NEAR_MISSES = [
     Case("charset", "wrong-content-type", with_headers(base=(("Content-Type", "Text/Event-Stream; charset=utf-8"),))),
     Case("identity", "compressed-stream", with_headers(("Content-Encoding", "identity"))),
     Case("good-gzip", "decode-error", T.gzipped),
+    Case("good-gzip", "decode-bomb", T.gzipped),
+    Case("1-MiB-line", "line-too-long", lambda: T.long_line(1 << 20)),
     Case("chunked", "content-length", with_headers(("Transfer-Encoding", "chunked"))),
     Case("no-store", "no-cache-header", with_headers(base=(("Content-Type", "text/event-stream"),
                                                            ("Cache-Control", "no-store")))),
@@ -236,8 +241,8 @@ def test_codes_are_the_documented_ones() -> None:
     assert list(CODES) == [
         "buffering-burst", "single-flush", "fixed-size-flush", "long-silence", "heartbeats", "missing-end-marker",
         "data-after-end", "duplicate-end-marker", "done-not-json", "invalid-json", "error-event", "http-error",
-        "wrong-content-type", "compressed-stream", "decode-error", "content-length", "no-cache-header",
-        "x-accel-buffering", "incomplete-event", "invalid-utf8", "cr-line-endings", "bom", "utf-16",
+        "wrong-content-type", "compressed-stream", "decode-error", "decode-bomb", "line-too-long", "content-length",
+        "no-cache-header", "x-accel-buffering", "incomplete-event", "invalid-utf8", "cr-line-endings", "bom", "utf-16",
         "ignored-fields", "recording-incomplete", "secret-in-capture",
     ]
     # fmt: on

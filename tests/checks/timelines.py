@@ -370,6 +370,23 @@ def gzipped(n: int = 40, *, corrupt_at: int | None = None) -> Capture:
     )
 
 
+def gzip_bomb(decoded: int = 40 << 20) -> Capture:
+    """A gzip body of a few tens of KB that decodes to `decoded` bytes (one line of zeros after the first events):
+    a decompression bomb."""
+    z = zlib.compressobj(9, wbits=31)
+    events = openai_events(3)
+    wire = [z.compress(b"".join(events)) + z.flush(zlib.Z_SYNC_FLUSH)]
+    zeros = bytes(1 << 20)
+    wire.append(b"".join(z.compress(zeros) for _ in range(decoded >> 20)) + z.flush())
+    return capture(at([TTFT, TTFT + EVERY], wire), headers=SSE_HEADERS + (("Content-Encoding", "gzip"),))
+
+
+def long_line(size: int) -> Capture:
+    """The OpenAI stream with an event of one `data:` line of `size` bytes in the middle."""
+    events = openai_events(6)
+    return paced(events[:3] + [b"data: " + b"a" * (size - 6) + b"\n\n"] + events[3:])
+
+
 def retransmit_stall(stall: float = 0.28, seed: int = 10) -> Capture:
     """One lost TCP segment on the way from the provider: the stream stops for a retransmission
     timeout (Linux's minimum RTO is 200 ms, plus a round trip), then what was sent meanwhile arrives at once."""
