@@ -7,9 +7,8 @@ import zlib
 
 import pytest
 
-from sse_inspect import Capture, Chunk, End, Response, analyze
-from sse_inspect._decoding import body_chunks
-from sse_inspect._decoding import BodyDecoder, ContentDecodingError
+from sse_inspect import Capture, Chunk, End, Notice, Response, _decoding, analyze
+from sse_inspect._decoding import PIECE, BodyDecoder, ContentDecodingError, body_chunks
 
 EVENTS = b"".join(b'data: {"n": %d}\n\n' % i for i in range(50))
 
@@ -108,3 +107,65 @@ def test_zstd_frames_decode_at_any_cut(cut: int) -> None:
 def test_corrupt_zstd_is_a_decoding_error() -> None:
     with pytest.raises(ContentDecodingError):
         BodyDecoder("zstd").decode(b"\x28\xb5\x2f\xfd" + b"\xff" * 32)
+
+
+# -- bounded decoding: hostile bodies ---------------------------------------------------------------------------
+
+
+def _compressed(encoding: str, data: bytes) -> bytes:
+    if encoding == "gzip":
+        return gzip.compress(data, compresslevel=1)
+    if encoding == "br":
+        brotli = pytest.importorskip("brotli")
+        return bytes(brotli.compress(data, quality=1))
+    from sse_inspect._decoding import zstd_module
+
+    module = zstd_module()
+    if hasattr(module, "compress"):
+        return bytes(module.compress(data))
+    return bytes(module.ZstdCompressor().compress(data))
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "br", "zstd"])
+def test_a_big_chunk_decodes_in_bounded_pieces(encoding: str) -> None:
+    """One small wire chunk that decodes to 5 MiB comes out in pieces of at most PIECE bytes, all of it, at the
+    chunk's time."""
+    body = EVENTS * (5 * (1 << 20) // len(EVENTS))
+    capture = capture_of([_compressed(encoding, body)], encoding)
+    pieces = list(body_chunks(capture))
+    assert max(len(c.data) for c in pieces) <= PIECE
+    assert len(pieces) >= 5
+    assert {c.t for c in pieces} == {0.0}
+    assert b"".join(c.data for c in pieces) == body
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "br", "zstd"])
+def test_a_bomb_stops_decoding_with_a_notice(encoding: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past BOMB_FLOOR decoded bytes (made small here), a body expanding more than BOMB_RATIO times stops
+    decoding; the rest of the wire chunks is still read (a capture loaded as it is read gets to its end)."""
+    monkeypatch.setattr(_decoding, "BOMB_FLOOR", 4 << 20)
+    wire = _compressed(encoding, bytes(64 << 20))
+    assert len(wire) * _decoding.BOMB_RATIO < 64 << 20
+    chunks = [wire[i : i + 1000] for i in range(0, len(wire), 1000)] + [b"after"]
+    read = []
+    notices: list[Notice] = []
+    capture = capture_of(chunks, encoding)
+    decoded = sum(len(c.data) for c in body_chunks(capture, notices, (read.append(c) or c for c in capture.chunks)))
+    assert (4 << 20) < decoded <= (4 << 20) + PIECE
+    assert len(read) == len(chunks)
+    (notice,) = notices
+    assert notice.kind == "decode-bomb"
+    assert f"the {encoding} body expands" in notice.message and "decoding stopped" in notice.message
+
+
+def test_a_real_stream_is_no_bomb() -> None:
+    """An LLM stream (repetitive JSON chunks) compresses some 10-30 times: far from the bomb ratio."""
+    body = b"".join(
+        b'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":'
+        b'[{"index":0,"delta":{"content":" w%d"},"finish_reason":null}]}\n\n' % i
+        for i in range(400_000)
+    )
+    notices: list[Notice] = []
+    decoded = b"".join(c.data for c in body_chunks(capture_of(gzip_stream([body]), "gzip"), notices))
+    assert len(decoded) > _decoding.BOMB_FLOOR
+    assert decoded == body and notices == []
