@@ -65,7 +65,9 @@ class Notice:
     """Something legal but noteworthy the parser saw: what a client may mishandle.
 
     Kinds: "bom", "line-ending" (first lone CR or CRLF line end), "invalid-utf8",
-    "ignored-field", "invalid-id", "invalid-retry", "unterminated-event".
+    "ignored-field", "invalid-id", "invalid-retry", "unterminated-event", "line-too-long" (a line over
+    the parser's line limit, dropped). Decoding the body adds "decode-error" (it stops decoding) and
+    "decode-bomb" (it expands past the bomb ratio: decoding stopped).
     """
 
     kind: str
