@@ -102,10 +102,10 @@ class FramingCheck(Check):
 
         too_long = self.every["line-too-long"]
         if too_long:
-            first = too_long[0]
+            first_dropped = too_long[0]
             more = f" ({len(too_long)} lines in all)" if len(too_long) > 1 else ""
-            yield self.found("line-too-long", first.message + more, offset=first.offset, t=first.t,
-                             evidence=Lines(len(too_long)))  # fmt: skip
+            yield self.found("line-too-long", first_dropped.message + more, offset=first_dropped.offset,
+                             t=first_dropped.t, evidence=Lines(len(too_long)))  # fmt: skip
 
         first_comment = self.first_comment
         if first_comment is not None:
