@@ -382,9 +382,15 @@ def gzip_bomb(decoded: int = 40 << 20) -> Capture:
 
 
 def long_line(size: int) -> Capture:
-    """The OpenAI stream with an event of one `data:` line of `size` bytes in the middle."""
+    """The OpenAI stream with an event of one `data:` line of `size` bytes in the middle, gzipped as `gzipped`
+    does (a small capture: the line is one byte repeated)."""
     events = openai_events(6)
-    return paced(events[:3] + [b"data: " + b"a" * (size - 6) + b"\n\n"] + events[3:])
+    events = events[:3] + [b"data: " + b"a" * (size - 6) + b"\n\n"] + events[3:]
+    z = zlib.compressobj(9, wbits=31)
+    pieces = [z.compress(e) + z.flush(zlib.Z_SYNC_FLUSH) for e in events]
+    pieces[-1] += z.flush()
+    times = [TTFT + EVERY * i for i in range(len(pieces))]
+    return capture(at(times, pieces), headers=SSE_HEADERS + (("Content-Encoding", "gzip"),))
 
 
 def retransmit_stall(stall: float = 0.28, seed: int = 10) -> Capture:
