@@ -91,8 +91,8 @@ class _Zlib:
 
 
 class _Brotli:
-    """brotli >= 1.2 bounds each call's output; older releases decode all that the input allows, so the input
-    goes in at a few bytes a time (one byte of brotli can stand for megabytes)."""
+    """brotli >= 1.2 bounds each call's output (to about twice the limit asked); older releases decode all that
+    the input allows, so the input goes in at a few bytes a time (one byte of brotli can stand for megabytes)."""
 
     _SMALL_INPUT = 16
 
@@ -105,12 +105,10 @@ class _Brotli:
 
     def decode(self, data: bytes) -> Iterator[bytes]:
         try:
-            if self._bounded:
+            if self._bounded:  # the limit stops the output buffer's growth, past which it may still go: cut it
                 out = self._d.process(data, output_buffer_limit=PIECE)
-                while out:
-                    yield out
-                    if self._d.can_accept_more_data():
-                        break
+                while out:  # more may wait: empty input asks for it
+                    yield from _cut(out)
                     out = self._d.process(b"", output_buffer_limit=PIECE)
                 return
             for i in range(0, len(data), self._SMALL_INPUT):
