@@ -127,6 +127,8 @@ class EventStreamParser(LineBuffer):
             if self._run > self._limit:
                 out: list[Item] = []
                 self._over_limit(out)
+                if self._dropping is not None:
+                    self._first_line = False  # (were it the stream's first line, the next one is not)
                 return out
             return []
         self._run = len(data)  # the unfinished line after this chunk lies in it

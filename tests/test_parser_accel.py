@@ -120,6 +120,7 @@ LIMITED: dict[str, Callable[[int], EventStreamParser]] = {
 @settings(max_examples=300, deadline=None)
 @given(body=bodies, cuts=st.lists(st.integers(0, 2400), max_size=30), limit=st.integers(0, 120))
 @example(body=b"data: a\n\ndata: 0123456789\r\ndata: b\n\n", cuts=[10, 20], limit=10)
+@example(body=b"\xef\xbb\xbfdata: long line\n\xef\xbb\xbfdata: b\n\n", cuts=[3, 9], limit=12)
 def test_both_ways_drop_the_same_long_lines(kind: str, body: bytes, cuts: list[int], limit: int) -> None:
     """With a line limit (small, so that the property's bodies have lines on both sides of it): the same items
     at any cut, the long lines' notices among them, whether feed or feed_iter reads them."""
