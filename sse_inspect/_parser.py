@@ -10,6 +10,9 @@ closes the stream at its end. Spec: https://html.spec.whatwg.org/multipage/serve
 A whole body held in one buffer goes through `p.feed_iter(body, t)`: the items `feed` would return,
 made a piece at a time, so that memory stays flat.
 
+One departure from the spec: a line over the parser's `line_limit` (16 MiB by default) is dropped, with a
+notice, so that a hostile body cannot make the parser hold a line of any size.
+
 Any way of cutting the same bytes into chunks gives the same events (only arrival times
 and chunk indices follow the cuts; a notice may come one chunk later, as a CR ending a
 chunk is told from a CRLF only by the next byte). Content never raises: what a client may mishandle
@@ -59,6 +62,12 @@ class EventStreamParser(LineBuffer):
 
     `accelerate`: True (the default) takes the usual LLM shapes through the accelerator; False reads every
     line by the rules alone (same items, slower); an `Accelerator` instance: that one.
+
+    `line_limit`: the one departure from the spec, which sets no limit on a line. A line over this many bytes
+    (its line end not counted) is dropped with its line end, as if it were not there, and a "line-too-long"
+    notice says where it started and how long it was; while it goes on, no more than the limit and a chunk
+    of it is held. Dropped rather than cut short: the rest of its event and of the stream read as they would
+    without it, where a truncated `data:` line would make a corrupt payload.
     """
 
     PIECE = 65536
