@@ -76,6 +76,11 @@ class Channel:
         return "".join(reversed(parts))[start - self._size :]
 
     def __str__(self) -> str:
+        """The whole text, joined once and then kept as the only piece: the parts are let go, so the
+        text is held once (twice only while it is joined), however many times it is asked for."""
+        if len(self._joined) + len(self._pieces) > 1:
+            whole = "".join([*self._joined, *self._pieces])
+            self._joined, self._pieces = [whole], []
         return "".join(self._joined) + "".join(self._pieces)
 
 

@@ -41,7 +41,7 @@ def looks_like_har(data: bytes) -> dict[str, Any] | None:
         return None
     try:
         doc = json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than any HAR is
         return None
     if isinstance(doc, dict) and isinstance(doc.get("log"), dict) and "entries" in doc["log"]:
         return doc
