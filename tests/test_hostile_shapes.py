@@ -6,6 +6,7 @@ big inputs are generated in tmp_path and measured in processes of their own (tes
 
 from __future__ import annotations
 
+import itertools
 import json
 import tracemalloc
 from pathlib import Path
@@ -15,13 +16,14 @@ from click.testing import CliRunner
 
 from sse_inspect import load_capture
 from sse_inspect._analysis import analyze
-from sse_inspect._capture import Request, Response, chunk_line, end_line, header_line
+from sse_inspect._capture import Chunk, Request, Response, chunk_line, end_line, header_line
+from sse_inspect._rechunk import RechunkSpec, rechunk, replay_chunks
 from sse_inspect.cli import cli
 from sse_inspect.dialects._accumulate import Channel
 from sse_inspect import ToolCall
 
 from .helpers import ROOT
-from .huge import measured
+from .huge import measured, write_openai_capture
 
 HOSTILE = ROOT / "tests" / "data" / "hostile"
 DEEP = {path.stem.removeprefix("deep-"): path for path in sorted(HOSTILE.glob("deep-*.jsonl"))}
@@ -160,3 +162,38 @@ def test_one_huge_tool_call_argument_is_held_about_twice(tmp_path: Path) -> None
         print(f"{command[0]}: {size / 1e6:.0f} MB of arguments, peak RSS {peak / 1e6:.0f} MB (small: {base / 1e6:.0f} MB)")
         assert code == 0, err
         assert peak < base + 2.5 * size, (command, peak, base)
+
+
+# -- a re-cut into one-byte pieces ------------------------------------------------------------------
+
+
+def test_a_replay_re_cut_is_made_as_it_is_sent() -> None:
+    """`replay_chunks` (serve, the httpx and requests transports) cuts when iterated: the same chunks
+    each time, and a 300 KB body cut into bytes never holds a Chunk per byte."""
+    body = b"data: " + b"x" * 300_000 + b"\n\n"
+    chunks = [Chunk(0.5, body[:1000]), Chunk(1.5, body[1000:])]
+    tracemalloc.start()
+    try:
+        cut = replay_chunks(chunks, "bytes:1")
+        count = sum(1 for _ in cut)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert count == len(body) and peak < 5_000_000, peak  # a list of Chunks: about 100 bytes each, 30 MB
+    assert list(cut) == rechunk(chunks, RechunkSpec("bytes", 1))
+    assert [c.t for c in itertools.islice(cut, 999, 1001)] == [0.5, 1.5]
+    assert list(replay_chunks(chunks, None)) == chunks
+
+
+@pytest.mark.e2e
+def test_a_one_byte_re_cut_does_not_grow_with_its_pieces(tmp_path: Path) -> None:
+    """`text --rechunk bytes:1` holds about what `--rechunk whole` does (it held a Chunk per byte:
+    +39 MB for this 500 KB capture before)."""
+    path = tmp_path / "small.jsonl"
+    write_openai_capture(path, 500_000)
+    peaks = {}
+    for spec in ("whole", "bytes:1"):
+        code, _, err, peaks[spec] = measured("text", "--rechunk", spec, path)
+        assert code == 0, err
+    print(f"text --rechunk on 500 KB: peak RSS {peaks}")
+    assert peaks["bytes:1"] < peaks["whole"] + 15_000_000, peaks
