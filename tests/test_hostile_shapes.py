@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from sse_inspect import load_capture
 from sse_inspect._analysis import analyze
-from sse_inspect._capture import Chunk, Request, Response, chunk_line, end_line, header_line
+from sse_inspect._capture import Capture, Chunk, Request, Response, chunk_line, end_line, header_line
 from sse_inspect._rechunk import RechunkSpec, rechunk, replay_chunks
 from sse_inspect.cli import cli
 from sse_inspect.dialects._accumulate import Channel
@@ -85,6 +85,30 @@ def test_every_command_reads_a_deep_capture(dialect: str, command: list[str], tm
         assert "arguments nest too deeply to check as JSON" in out and "not valid JSON" not in out
     if command[0] == "report":
         assert "arguments nest too deeply to check as JSON" in (tmp_path / "out").read_text() or dialect == "gemini"
+
+
+def _nested(depth: int) -> str:
+    return "{" + '"a":{' * depth + '"b":1' + "}" * (depth + 1)
+
+
+@pytest.mark.parametrize(
+    ("url", "event"),
+    [("https://api.openai.com/v1/chat/completions", 'data: {"error":%s}\n\n'),
+     ("https://g.example/v1beta/models/g:streamGenerateContent?alt=sse",
+      'data: {"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","args":%s}}]},"index":0}]}\n\n'),
+     ("https://api.anthropic.com/v1/messages",
+      'event: content_block_start\ndata: {"type":"content_block_start","index":0,'
+      '"content_block":{"type":"tool_use","id":"t","name":"f","input":%s}}\n\n')],
+    ids=["openai-chat error", "gemini args", "anthropic input"],
+)  # fmt: skip
+def test_a_payload_that_parses_at_the_edge_of_the_limit_is_not_written_back_into_a_crash(url: str, event: str) -> None:
+    """A dialect writes parts of a parsed payload back as JSON (an error object, Gemini's args,
+    Anthropic's first input): at every depth around the recursion limit, parsed or not, no RecursionError."""
+    for depth in range(850, 1000):
+        body = (event % _nested(depth)).encode()
+        analysis = analyze(Capture(chunks=(Chunk(None, body),), request=Request(method="POST", url=url), timed=False))
+        for call in analysis.answer.tool_calls:
+            assert call.arguments_problem is None or call.arguments == ""
 
 
 def test_a_deep_json_document_given_as_a_capture_is_refused_in_one_line(tmp_path: Path) -> None:
