@@ -62,15 +62,21 @@ def parse_rechunk_spec(text: str) -> RechunkSpec:
 
 
 class ReplayChunks:
-    """The chunks a replay sends, cut afresh each time they are iterated: a re-cut into one-byte
-    pieces holds the body once, never a `Chunk` per piece."""
+    """The chunks a replay sends, cut afresh each time they are iterated (by every client of a
+    server): a re-cut into one-byte pieces holds the body once, shared, never a `Chunk` per piece."""
 
     def __init__(self, chunks: Sequence[Chunk], spec: RechunkSpec | None) -> None:
         self.chunks = chunks
-        self.spec = spec
+        self.spec = None if spec is None or spec.kind == "original" else spec
+        self._cutting: tuple[bytes, list[int]] | None = None
 
     def __iter__(self) -> Iterator[Chunk]:
-        return iter_rechunk(self.chunks, self.spec) if self.spec else iter(self.chunks)
+        if self.spec is None:
+            return iter(self.chunks)
+        if self._cutting is None:
+            self._cutting = b"".join(c.data for c in self.chunks), _ends(self.chunks)
+        body, ends = self._cutting
+        return _cut(self.chunks, ends, body, _cuts(body, self.spec))
 
 
 def replay_chunks(chunks: Sequence[Chunk], spec: str | RechunkSpec | None) -> ReplayChunks:
@@ -92,8 +98,7 @@ def iter_rechunk(chunks: Sequence[Chunk], spec: RechunkSpec) -> Iterator[Chunk]:
         yield from chunks
         return
     body = b"".join(c.data for c in chunks)
-    if body:
-        yield from _cut(chunks, body, _cuts(body, spec))
+    yield from _cut(chunks, _ends(chunks), body, _cuts(body, spec))
 
 
 def _cuts(body: bytes, spec: RechunkSpec) -> Iterator[int]:
@@ -136,9 +141,16 @@ def _after_events(body: bytes, items: Iterable[object]) -> Iterator[int]:
             yield end + 1 if body[end - 1 : end + 1] == b"\r\n" else end
 
 
-def _cut(chunks: Sequence[Chunk], body: bytes, cuts: Iterable[int]) -> Iterator[Chunk]:
-    """`body` cut at `cuts`, each piece at the time of the original chunk holding its last byte."""
-    ends = list(itertools.accumulate(len(c.data) for c in chunks))  # ends[i]: offset just past original chunk i
+def _ends(chunks: Sequence[Chunk]) -> list[int]:
+    """The offset just past each chunk."""
+    return list(itertools.accumulate(len(c.data) for c in chunks))
+
+
+def _cut(chunks: Sequence[Chunk], ends: list[int], body: bytes, cuts: Iterable[int]) -> Iterator[Chunk]:
+    """`body` (the chunks joined) cut at `cuts`, each piece at the time of the original chunk holding
+    its last byte (`ends`: the offset just past each chunk); none when `body` is empty."""
+    if not body:
+        return
     start = 0
     for stop in itertools.chain((c for c in cuts if 0 < c < len(body)), (len(body),)):
         if stop <= start:
