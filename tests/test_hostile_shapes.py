@@ -268,13 +268,13 @@ def test_a_big_har_body_is_read_in_pieces_with_the_same_bytes_and_events(binary:
 
 
 def test_base64_read_in_pieces_is_as_strict_as_whole(tmp_path: Path) -> None:
-    good = base64.b64encode(b"data: x\n\n" * 400_000).decode()  # 4.8 MB of base64: four pieces
+    good = base64.b64encode(b"data: x\n\n" * 180_000).decode()  # 2.2 MB of base64: two pieces
     for text, valid in ((good, True), (good[:-1], False), (good[:100] + "==" + good[102:], False),
                         (good[:2_000_000] + "\n" + good[2_000_000:], False)):  # fmt: skip
         entry = {"request": {"url": "http://x/"}, "response": {"status": 200, "headers": [],
                  "content": {"text": text, "encoding": "base64"}}}  # fmt: skip
         (tmp_path / "b.har").write_text(json.dumps({"log": {"entries": [entry]}}))
-        code, _, err = run("events", "--json", tmp_path / "b.har")
+        code, _, err = run("text", tmp_path / "b.har")
         assert (code == 0) is valid and ("not valid base64" in err) is not valid, err
 
 
