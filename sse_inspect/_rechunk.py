@@ -21,7 +21,15 @@ from ._errors import RechunkSpecError
 from ._events import Event
 from ._parser import EventStreamParser
 
-__all__ = ["RECHUNK_FORMS", "RechunkSpec", "ReplayChunks", "iter_rechunk", "parse_rechunk_spec", "rechunk", "replay_chunks"]
+__all__ = [
+    "RECHUNK_FORMS",
+    "RechunkSpec",
+    "ReplayChunks",
+    "iter_rechunk",
+    "parse_rechunk_spec",
+    "rechunk",
+    "replay_chunks",
+]
 
 RECHUNK_FORMS = "original, whole, bytes:N, event, line, crlf, utf8, random:SEED"
 _RANDOM_BITS = 8

@@ -2,9 +2,10 @@
 
 A HAR keeps a response's body whole and decoded (`content.text`, base64 when binary), so an
 imported entry is untimed (its body cut in chunks of about 1 MiB, as a raw body is read), and its
-Content-Encoding header is left out (named in the capture's `decoded` key) since the stored body is no longer encoded; `content.size` tells a UTF-8 text from
-mitmproxy's latin-1 one (its guess for a text/* body without a charset). `startedDateTime`, `time` and
-`timings` go to the capture's `har` key. An entry saved without its body (no `content.text`, though
+Content-Encoding header is left out (named in the capture's `decoded` key) since the stored body
+is no longer encoded; `content.size` tells a UTF-8 text from mitmproxy's latin-1 one (its guess
+for a text/* body without a charset). `startedDateTime`, `time` and `timings` go to the capture's
+`har` key. An entry saved without its body (no `content.text`, though
 `content.size` says it had bytes or it is an event stream) is marked `BODY_MISSING`, and reading it
 as a stream is an error naming the entry (`require_body`), never a complete, empty stream.
 
