@@ -32,8 +32,7 @@ from ._events import Comment, Event, Notice
 from ._loading import CaptureStream
 from ._outcome import Outcome, decide_outcome
 from ._parser import EventStreamParser, ParseStats
-from ._rechunk import RechunkSpec
-from ._rechunk import rechunk as recut
+from ._rechunk import RechunkSpec, iter_rechunk
 from .dialects import Answer, Dialect, EventFlags, Reader, detect_dialect, get_dialect
 from .dialects._base import END, TEXT  # the flags as plain ints: speed code for the per-event loop
 
@@ -199,7 +198,7 @@ def body(
     to `notices`) and re-cut as `rechunk` says. A re-cut stands for the wire: `read` sees the chunks as
     read, `wired` the chunks that stand for the wire (the re-cut ones, else the ones read)."""
     if rechunk is not None:  # a re-cut needs the body whole; each new chunk comes when its last byte did
-        return wired(iter(recut(list(body_chunks(capture, notices, read(wire))), rechunk)))
+        return wired(iter_rechunk(list(body_chunks(capture, notices, read(wire))), rechunk))
     chunks = wired(wire)
     return chunks if is_identity(capture) else body_chunks(capture, notices, chunks)
 

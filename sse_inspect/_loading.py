@@ -256,6 +256,8 @@ def _parse_raw(data: bytes, path: str | None) -> Capture:
 def _is_json(data: bytes) -> bool:
     try:
         json.loads(data)
+    except RecursionError:  # nested deeper than Python parses: a JSON document all the same
+        return True
     except ValueError:
         return False
     return True

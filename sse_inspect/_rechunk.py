@@ -10,9 +10,10 @@ a byte available earlier than it was.
 from __future__ import annotations
 
 import bisect
+import itertools
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from ._capture import Chunk
@@ -20,7 +21,15 @@ from ._errors import RechunkSpecError
 from ._events import Event
 from ._parser import EventStreamParser
 
-__all__ = ["RECHUNK_FORMS", "RechunkSpec", "parse_rechunk_spec", "rechunk", "replay_chunks"]
+__all__ = [
+    "RECHUNK_FORMS",
+    "RechunkSpec",
+    "ReplayChunks",
+    "iter_rechunk",
+    "parse_rechunk_spec",
+    "rechunk",
+    "replay_chunks",
+]
 
 RECHUNK_FORMS = "original, whole, bytes:N, event, line, crlf, utf8, random:SEED"
 _RANDOM_BITS = 8
@@ -60,62 +69,100 @@ def parse_rechunk_spec(text: str) -> RechunkSpec:
     raise RechunkSpecError(f"unknown rechunk spec {text!r}; use one of: {RECHUNK_FORMS}", hint=f"forms: {RECHUNK_FORMS}")
 
 
-def replay_chunks(chunks: Sequence[Chunk], spec: str | RechunkSpec | None) -> tuple[Chunk, ...]:
+class ReplayChunks:
+    """The chunks a replay sends, cut afresh each time they are iterated (by every client of a
+    server): a re-cut into one-byte pieces holds the body once, shared, never a `Chunk` per piece."""
+
+    def __init__(self, chunks: Sequence[Chunk], spec: RechunkSpec | None) -> None:
+        self.chunks = chunks
+        self.spec = None if spec is None or spec.kind == "original" else spec
+        self._cutting: tuple[bytes, list[int]] | None = None
+
+    def __iter__(self) -> Iterator[Chunk]:
+        if self.spec is None:
+            return iter(self.chunks)
+        if self._cutting is None:
+            self._cutting = b"".join(c.data for c in self.chunks), _ends(self.chunks)
+        body, ends = self._cutting
+        return _cut(self.chunks, ends, body, _cuts(body, self.spec))
+
+
+def replay_chunks(chunks: Sequence[Chunk], spec: str | RechunkSpec | None) -> ReplayChunks:
     """The chunks a replay sends: `chunks` re-cut as `spec` (text or parsed) says, or as they are."""
     if isinstance(spec, str):
         spec = parse_rechunk_spec(spec)
-    return tuple(rechunk(chunks, spec) if spec else chunks)
+    return ReplayChunks(chunks, spec)
 
 
 def rechunk(chunks: Sequence[Chunk], spec: RechunkSpec) -> list[Chunk]:
     """The same bytes as `chunks`, cut as `spec` says."""
+    return list(iter_rechunk(chunks, spec))
+
+
+def iter_rechunk(chunks: Sequence[Chunk], spec: RechunkSpec) -> Iterator[Chunk]:
+    """The same bytes as `chunks`, cut as `spec` says, one chunk at a time: the body is held once
+    (joined), the cuts and the new chunks are made as they are asked for."""
     if spec.kind == "original":
-        return list(chunks)
+        yield from chunks
+        return
     body = b"".join(c.data for c in chunks)
-    if not body:
-        return []
-    if spec.kind == "whole":
-        cuts: list[int] = []
-    elif spec.kind == "bytes":
-        cuts = list(range(spec.n, len(body), spec.n))
-    elif spec.kind == "line":
-        cuts = [m.end() for m in _LINE_END.finditer(body)]
-    elif spec.kind == "event":
-        cuts = _event_cuts(body)
-    elif spec.kind == "crlf":
-        cuts = [m.end() for m in _CRLF.finditer(body)]
-    elif spec.kind == "utf8":
-        cuts = [m.end() for m in _UTF8_LEAD.finditer(body)]
-    else:
-        rng = random.Random(spec.n)
-        cuts, pos = [], 0
-        while True:
-            pos += int(2 ** rng.uniform(0, _RANDOM_BITS))
-            if pos >= len(body):
-                break
-            cuts.append(pos)
-    return _cut(chunks, body, cuts)
+    yield from _cut(chunks, _ends(chunks), body, _cuts(body, spec))
 
 
-def _event_cuts(body: bytes) -> list[int]:
+def _cuts(body: bytes, spec: RechunkSpec) -> Iterator[int]:
+    """Where to cut `body`, in increasing order (some may be 0 or past its end)."""
+    if spec.kind == "bytes":
+        return iter(range(spec.n, len(body), spec.n))
+    if spec.kind == "line":
+        return (m.end() for m in _LINE_END.finditer(body))
+    if spec.kind == "event":
+        return _event_cuts(body)
+    if spec.kind == "crlf":
+        return (m.end() for m in _CRLF.finditer(body))
+    if spec.kind == "utf8":
+        return (m.end() for m in _UTF8_LEAD.finditer(body))
+    if spec.kind == "random":
+        return _random_cuts(len(body), random.Random(spec.n))
+    return iter(())  # whole
+
+
+def _random_cuts(size: int, rng: random.Random) -> Iterator[int]:
+    pos = 0
+    while True:
+        pos += int(2 ** rng.uniform(0, _RANDOM_BITS))
+        if pos >= size:
+            return
+        yield pos
+
+
+def _event_cuts(body: bytes) -> Iterator[int]:
     """Cut after each event's blank line (after the whole CRLF, never between CR and LF)."""
     parser = EventStreamParser()
-    ends = [item.end for item in parser.feed_iter(body) if isinstance(item, Event)]
-    ends += [item.end for item in parser.close() if isinstance(item, Event)]
-    return [end + 1 if body[end - 1 : end + 1] == b"\r\n" else end for end in ends]
+    yield from _after_events(body, parser.feed_iter(body))
+    yield from _after_events(body, parser.close())  # called once the feed is read through
 
 
-def _cut(chunks: Sequence[Chunk], body: bytes, cuts: list[int]) -> list[Chunk]:
-    ends, total = [], 0  # ends[i]: offset just past original chunk i
-    for c in chunks:
-        total += len(c.data)
-        ends.append(total)
-    out = []
+def _after_events(body: bytes, items: Iterable[object]) -> Iterator[int]:
+    for item in items:
+        if isinstance(item, Event):
+            end = item.end
+            yield end + 1 if body[end - 1 : end + 1] == b"\r\n" else end
+
+
+def _ends(chunks: Sequence[Chunk]) -> list[int]:
+    """The offset just past each chunk."""
+    return list(itertools.accumulate(len(c.data) for c in chunks))
+
+
+def _cut(chunks: Sequence[Chunk], ends: list[int], body: bytes, cuts: Iterable[int]) -> Iterator[Chunk]:
+    """`body` (the chunks joined) cut at `cuts`, each piece at the time of the original chunk holding
+    its last byte (`ends`: the offset just past each chunk); none when `body` is empty."""
+    if not body:
+        return
     start = 0
-    for stop in [*(c for c in cuts if 0 < c < len(body)), len(body)]:
+    for stop in itertools.chain((c for c in cuts if 0 < c < len(body)), (len(body),)):
         if stop <= start:
             continue
         holder = chunks[bisect.bisect_left(ends, stop)]  # the chunk holding byte stop-1
-        out.append(Chunk(holder.t, body[start:stop]))
+        yield Chunk(holder.t, body[start:stop])
         start = stop
-    return out

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._capture import Capture, Chunk
 from ._outcome import abrupt_end
-from ._rechunk import RechunkSpec, replay_chunks
+from ._rechunk import RechunkSpec, ReplayChunks, replay_chunks
 from .server import HOP_BY_HOP
 
 __all__ = ["CaptureTransport", "PACKAGES"]
@@ -94,7 +94,7 @@ class CaptureTransport(*_Bases):  # type: ignore[misc]
 
     def __init__(self, capture: Capture, *, rechunk: str | RechunkSpec | None = None) -> None:
         self.capture = capture
-        self.chunks: tuple[Chunk, ...] = replay_chunks(capture.chunks, rechunk)
+        self.chunks: ReplayChunks = replay_chunks(capture.chunks, rechunk)
         self.requests: list[Any] = []
         """Every request received (an httpx.Request or an httpx2.Request), for assertions."""
 

@@ -400,7 +400,8 @@ def _answer(a: Analysis) -> Iterator[str]:
         if choice.refusal:
             yield f'<div class="refusal warning">{title}refusal<pre>{esc(choice.refusal)}</pre></div>'
         for call in choice.tool_calls:
-            bad = "" if call.arguments_valid_json else ' <span class="error">(arguments are not valid JSON)</span>'
+            problem = call.arguments_problem
+            bad = f' <span class="error">({problem})</span>' if problem else ""
             yield (f'<div class="tool-call">{title}tool call <code>{esc(call.name)}</code>{bad}'
                    f"<pre>{esc(call.arguments or '(no arguments)')}</pre></div>")  # fmt: skip
         if choice.finish_reason is not None:

@@ -30,7 +30,7 @@ except ImportError:  # pragma: no cover - exercised in a subprocess by the tests
 from ._capture import Capture, Chunk
 from ._decoding import BodyDecoder, ContentDecodingError
 from ._outcome import abrupt_end
-from ._rechunk import RechunkSpec, replay_chunks
+from ._rechunk import RechunkSpec, ReplayChunks, replay_chunks
 from .server import HOP_BY_HOP
 
 __all__ = ["CaptureAdapter"]
@@ -42,7 +42,7 @@ class CaptureAdapter(BaseAdapter):
     def __init__(self, capture: Capture, *, rechunk: str | RechunkSpec | None = None) -> None:
         super().__init__()
         self.capture = capture
-        self.chunks: tuple[Chunk, ...] = replay_chunks(capture.chunks, rechunk)
+        self.chunks: ReplayChunks = replay_chunks(capture.chunks, rechunk)
         self.requests: list[requests.PreparedRequest] = []
         """Every request received, for assertions."""
 

@@ -34,7 +34,7 @@ import h11
 from ._capture import Capture, Chunk
 from ._outcome import abrupt_end
 from ._playback import Pacing
-from ._rechunk import RechunkSpec, replay_chunks
+from ._rechunk import RechunkSpec, ReplayChunks, replay_chunks
 
 __all__ = ["HOP_BY_HOP", "ReplayServer", "ReplayServerThread"]
 
@@ -52,7 +52,7 @@ MAX_HEADER_BYTES = 64 * 1024
 @dataclass(frozen=True)
 class _Route:
     capture: Capture
-    chunks: tuple[Chunk, ...]
+    chunks: ReplayChunks
     path: str
 
 

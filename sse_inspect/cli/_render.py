@@ -432,7 +432,7 @@ def answer_view(a: Analysis) -> RenderableType:
             parts.append(Boxed(safe(clipped(choice.refusal), style="yellow"), f"{title}: refusal"))
         for call in choice.tool_calls:
             body = safe(clipped(call.arguments) or "(no arguments)")
-            valid = "  [arguments are not valid JSON]" if not call.arguments_valid_json else ""
+            valid = f"  [{problem}]" if (problem := call.arguments_problem) else ""
             parts.append(Boxed(body, f"tool call: {call.name}{valid}", border_style="cyan"))
     if not parts:
         parts.append(Text("(no answer text in this stream)", style="dim"))

@@ -26,6 +26,7 @@ __all__ = [
     "as_int",
     "as_list",
     "as_str",
+    "compact_json",
     "event_kind",
     "inband_error",
     "label",
@@ -76,6 +77,11 @@ class Channel:
         return "".join(reversed(parts))[start - self._size :]
 
     def __str__(self) -> str:
+        """The whole text, joined once and then kept as the only piece: the parts are let go, so the
+        text is held once (twice only while it is joined), however many times it is asked for."""
+        if len(self._joined) + len(self._pieces) > 1:
+            whole = "".join([*self._joined, *self._pieces])
+            self._joined, self._pieces = [whole], []
         return "".join(self._joined) + "".join(self._pieces)
 
 
@@ -105,13 +111,23 @@ def label(value: object) -> str | None:
     return None
 
 
+def compact_json(value: object, *, ensure_ascii: bool = True) -> str | None:
+    """`value` (a parsed payload's part) written back as compact JSON; None when it nests too deeply
+    to write: a payload that parsed just short of the recursion limit may not write a few calls deeper."""
+    try:
+        return json.dumps(value, ensure_ascii=ensure_ascii, separators=(",", ":"))
+    except RecursionError:
+        return None
+
+
 def inband_error(value: object, event_index: int) -> InbandError | None:
     """The error an `error` member describes (an object or a bare string), or None when it holds none."""
     if isinstance(value, str):
         return InbandError(message=value, event_index=event_index) if value else None
     if not isinstance(value, dict) or not value:
         return None
-    message = as_str(value.get("message")) or json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    message = (as_str(value.get("message")) or compact_json(value, ensure_ascii=False)
+               or "(an error object nested too deeply to show)")
     return InbandError(
         message=message,
         event_index=event_index,

@@ -23,13 +23,24 @@ class ToolCall:
     """Position of the call within its message."""
 
     @property
-    def arguments_valid_json(self) -> bool:
-        """Whether the joined arguments parse as JSON (an empty string does not)."""
+    def arguments_valid_json(self) -> bool | None:
+        """Whether the joined arguments parse as JSON (an empty string does not); None when they nest
+        too deeply for Python's parser to tell (it stops at the recursion limit, about 1000 levels)."""
         try:
             json.loads(self.arguments)
+        except RecursionError:
+            return None
         except ValueError:
             return False
         return True
+
+    @property
+    def arguments_problem(self) -> str | None:
+        """What a view says of arguments that are not valid JSON (None: they are). Parses them: ask once."""
+        valid = self.arguments_valid_json
+        if valid is None:
+            return "arguments nest too deeply to check as JSON"
+        return None if valid else "arguments are not valid JSON"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

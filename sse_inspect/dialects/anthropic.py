@@ -6,12 +6,11 @@ blocks and the stream ends with `message_stop` (research/providers.md §3).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
 from .._events import Event
-from ._accumulate import Channel, as_dict, as_int, as_str, event_kind
+from ._accumulate import Channel, as_dict, as_int, as_str, compact_json, event_kind
 from ._base import Dialect
 from ._detect import STRONG, WEAK, confidence, payloads, url_path
 from ._envelope import EnvelopeCache
@@ -51,7 +50,7 @@ class _MessagesReader(EnvelopeCache):
                 call = state.tools.get(("block", as_int(payload.get("index"))))
                 named = call.update(id=block.get("id"), name=block.get("name"))
                 start = block.get("input")
-                if (isinstance(start, dict) and call.fallback(json.dumps(start, separators=(",", ":")))) or named:
+                if (isinstance(start, dict) and call.fallback(compact_json(start))) or named:
                     self.mark()
             self.add(state.text, block.get("text"))
             self.add(state.reasoning, block.get("thinking"))

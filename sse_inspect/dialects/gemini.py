@@ -6,12 +6,11 @@ of every candidate; no sentinel ends the stream (research/providers.md §4).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
 from .._events import Event
-from ._accumulate import ChoiceState, as_dict, as_int, as_list, as_str
+from ._accumulate import ChoiceState, as_dict, as_int, as_list, as_str, compact_json
 from ._base import Dialect, Reader
 from ._detect import STRONG, confidence, payloads, url_path
 
@@ -49,7 +48,7 @@ class _GeminiReader(Reader):
         if not isinstance(function_call, dict):
             return
         args = function_call.get("args")
-        arguments = json.dumps(args if isinstance(args, dict) else {}, separators=(",", ":"))
+        arguments = compact_json(args if isinstance(args, dict) else {}) or ""  # "": too deep to write
         if state.tools.new().update(id=function_call.get("id"), name=function_call.get("name"), arguments=arguments):
             self.mark()
 
@@ -61,7 +60,8 @@ class Gemini(Dialect):
     of a normal stream) or a `promptFeedback.blockReason` (a blocked prompt gets no
     candidates; the reason goes to `extra["prompt_block_reason"]`). Everything is
     read, also after a marker, since clients read to the end of the body.
-    `functionCall.args` arrives parsed and is re-serialised compactly (absent: "{}").
+    `functionCall.args` arrives parsed and is re-serialised compactly (absent: "{}"; nested too deeply
+    to write back: "").
     """
 
     name = "gemini"

@@ -1,10 +1,11 @@
 """HAR 1.2 (Chrome and Firefox DevTools, mitmproxy's `hardump`, Charles): read and write.
 
 A HAR keeps a response's body whole and decoded (`content.text`, base64 when binary), so an
-imported entry is untimed, and its Content-Encoding header is left out (named in the capture's
-`decoded` key) since the stored body is no longer encoded; `content.size` tells a UTF-8 text from
-mitmproxy's latin-1 one (its guess for a text/* body without a charset). `startedDateTime`, `time` and
-`timings` go to the capture's `har` key. An entry saved without its body (no `content.text`, though
+imported entry is untimed (its body cut in chunks of about 1 MiB, as a raw body is read), and its
+Content-Encoding header is left out (named in the capture's `decoded` key) since the stored body
+is no longer encoded; `content.size` tells a UTF-8 text from mitmproxy's latin-1 one (its guess
+for a text/* body without a charset). `startedDateTime`, `time` and `timings` go to the capture's
+`har` key. An entry saved without its body (no `content.text`, though
 `content.size` says it had bytes or it is an event stream) is marked `BODY_MISSING`, and reading it
 as a stream is an error naming the entry (`require_body`), never a complete, empty stream.
 
@@ -30,6 +31,10 @@ from ._common import Found, capture_meta, end_from_error
 
 __all__ = ["BODY_MISSING", "looks_like_har", "read_har", "require_body", "write_har"]
 
+_PIECE = 1 << 20
+"""An entry's body becomes chunks of about this many bytes, as a raw body is read: a parser given a
+280 MB chunk holds all of its events at once, and text and bytes are never both held whole."""
+
 BODY_MISSING = "har_body_missing"
 """The `extra` key of an entry whose response body the HAR does not hold (no `content.text`): it
 is read as an empty body, but `require_body` refuses to take it as a stream."""
@@ -41,7 +46,7 @@ def looks_like_har(data: bytes) -> dict[str, Any] | None:
         return None
     try:
         doc = json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than any HAR is
         return None
     if isinstance(doc, dict) and isinstance(doc.get("log"), dict) and "entries" in doc["log"]:
         return doc
@@ -49,7 +54,7 @@ def looks_like_har(data: bytes) -> dict[str, Any] | None:
 
 
 def read_har(doc: dict[str, Any], path: str | None) -> list[Found]:
-    """Every entry of a HAR document, as a capture."""
+    """Every entry of a HAR document, as a capture. Each body's text is taken out of `doc` as it is read."""
     log = doc["log"]
     entries = log["entries"]
     if not isinstance(entries, list):
@@ -93,14 +98,14 @@ def _entry(entry: Any, index: int, source: str, path: str | None) -> Capture:
         headers = tuple((k, v) for k, v in headers if k.lower() != "content-encoding")
         extra["decoded"] = encoding
     content = res.get("content")
-    body = _content(content, fail)
     if _body_missing(content, headers):
         extra[BODY_MISSING] = True
+    body = _content(content, fail)
     error = res.get("_error")
     waited = _ms(timings, "send", "wait")
     received = _ms(timings, "send", "wait", "receive")
     return Capture(
-        chunks=(Chunk(None, body),) if body else (),
+        chunks=tuple(Chunk(None, piece) for piece in body),
         request=request,
         response=Response(
             status=status,
@@ -178,29 +183,47 @@ def require_body(found: Found, path: str | None) -> None:
     )
 
 
-def _content(content: Any, fail: Any) -> bytes:
+def _content(content: Any, fail: Any) -> list[bytes]:
+    """The body in pieces of `_PIECE` bytes or so (none when empty). The text is taken out of
+    `content` and let go once cut, so a big body is held as text and as bytes only while it is cut."""
     if not isinstance(content, dict) or not isinstance(content.get("text"), str):
-        return b""
+        return []
+    text: str = content.pop("text")
     if content.get("encoding") == "base64":
-        try:
-            return base64.b64decode(content["text"], validate=True)
-        except (binascii.Error, ValueError):
-            raise fail("response.content.text is not valid base64") from None
-    text: str = content["text"]
-    body = text.encode("utf-8", "surrogatepass")
+        return _base64_pieces(text, fail)
+    body = _pieces(text, "utf-8")
     # content.size is the body's length in bytes (mitmproxy writes the wire length there and the
     # difference in `compression`). A text that is not that long in UTF-8 was decoded otherwise:
     # mitmproxy takes a text/* body without a charset as latin-1.
     sizes = {
         n for n in (content.get("size"), _sum(content.get("size"), content.get("compression"))) if isinstance(n, int)
     }
-    if sizes and len(body) not in sizes:
+    if sizes and sum(map(len, body)) not in sizes and len(text) in sizes:  # a latin-1 body is as long as its text
         try:
-            latin = text.encode("latin-1")
+            return _pieces(text, "latin-1")
         except UnicodeEncodeError:
-            return body
-        return latin if len(latin) in sizes else body
+            pass
     return body
+
+
+def _pieces(text: str, encoding: str) -> list[bytes]:
+    return [text[i : i + _PIECE].encode(encoding, "surrogatepass") for i in range(0, len(text), _PIECE)]
+
+
+def _base64_pieces(text: str, fail: Any) -> list[bytes]:
+    """Base64 decoded a piece at a time (4 characters make 3 bytes): as strict as decoding it whole,
+    padding only at the very end."""
+    step = _PIECE // 3 * 4
+    pieces = []
+    for i in range(0, len(text), step):
+        part = text[i : i + step]
+        try:
+            if "=" in part and i + step < len(text):
+                raise ValueError("padding before the end")
+            pieces.append(base64.b64decode(part, validate=True))
+        except (binascii.Error, ValueError):
+            raise fail("response.content.text is not valid base64") from None
+    return [piece for piece in pieces if piece]
 
 
 def _sum(a: Any, b: Any) -> int | None:
