@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Optional
 
 from mitmproxy import ctx, exceptions, flowfilter, http
+from mitmproxy.connection import ConnectionState
 from mitmproxy.utils import human
 
 from . import mitm_view
@@ -32,7 +33,7 @@ from ._redact import Redactor
 from .interop._common import end_from_error
 from .recorder import CaptureWriter, OnCapture, Stage, StreamRecorder, capture_dir_problem, capture_dir_warning
 
-__all__ = ["ATTACH_LIMIT", "SSECapture", "end_kind"]
+__all__ = ["ATTACH_LIMIT", "SSECapture", "end_kind", "flow_error"]
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +47,19 @@ ATTACH_LIMIT = "4m"
 def end_kind(error_message: str) -> str:
     """Map mitmproxy's flow error text to an end kind of the capture format."""
     return end_from_error(error_message).kind
+
+
+def flow_error(flow: http.HTTPFlow) -> str:
+    """The error text to record for a flow that failed: mitmproxy's, except that an HTTP/2 (or
+    HTTP/3) connection closed by the client is said to be the client's doing. mitmproxy words it
+    "peer closed connection" whichever side it was; when it was the client, the client's connection
+    can no longer be read from as the error is reported (the server's may be closed too by then:
+    mitmproxy has already cancelled the request upstream). When the server closes, mitmproxy
+    keeps the client's connection open for its other streams."""
+    message = flow.error.msg if flow.error else "unknown error"
+    if message == "peer closed connection" and not flow.client_conn.state & ConnectionState.CAN_READ:
+        return f"client disconnected ({message})"
+    return message
 
 
 def _chain(take: StreamFunc, inner: StreamFunc) -> StreamFunc:
@@ -186,7 +200,7 @@ class SSECapture:
         self._finish(flow, "complete")
 
     def error(self, flow: http.HTTPFlow) -> None:
-        message = flow.error.msg if flow.error else "unknown error"
+        message = flow_error(flow)
         self._finish(flow, end_kind(message), message)
 
     def done(self) -> None:
