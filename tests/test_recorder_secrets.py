@@ -70,6 +70,16 @@ def test_the_recorder_writes_no_secret_in_the_header_nor_the_file_name(
     assert not find_secrets(load_capture(writer.path)), "recording and check agree"
 
 
+def test_the_recorder_redacts_response_headers_too(tmp_path: Path) -> None:
+    headers = (*SSE, ("X-Auth-Token", "plain-value-1"), ("X-Trace", f"key {OPENAI}"))
+    writer = CaptureWriter.create(tmp_path, request=Request(url="http://h/v1"), response=Response(headers=headers),
+                                  redactor=Redactor(), recorder="test", when=WHEN)  # fmt: skip
+    writer.end("complete", 0.1)
+    text = writer.path.read_text()
+    assert "plain-value-1" not in text and OPENAI not in text
+    assert not find_secrets(load_capture(writer.path))
+
+
 def test_without_redaction_the_recorder_writes_what_came(tmp_path: Path) -> None:
     """`sse_redact=false`: nothing is touched, neither the request nor the body."""
     request = Request(url=f"http://h/secret/{OPENAI}/x", body=f'{{"api_key": "{JWT}"}}')

@@ -38,11 +38,11 @@ def _peak_rss_mb(pid: int) -> float:
 
 
 def test_a_long_stream_leaves_mitmdump_flat(start_proxy: StartProxy, server: SSEServer) -> None:
-    """256 MiB through mitmdump with the default options: every byte reaches the client and the
+    """160 MiB through mitmdump with the default options: every byte reaches the client and the
     capture, and mitmdump's peak memory stays far below the stream's size (it used to keep the
     whole body to attach to the flow: 74 MB + the stream). The flow gets the head and a note."""
     event = b"data: " + b"0123456789abcdef" * 65535 + b"\n\n"  # about 1 MiB
-    count = 256
+    count = 160
     server.routes["/big"] = Script([Write(event)] * count)
     proxy = start_proxy()
 
@@ -56,7 +56,8 @@ def test_a_long_stream_leaves_mitmdump_flat(start_proxy: StartProxy, server: SSE
     assert capture.end is not None and capture.end.kind == "complete"
     assert sum(len(c.data) for c in capture.chunks) == len(event) * count
     peak = _peak_rss_mb(proxy.process.pid)
-    assert peak < 200, f"mitmdump peaked at {peak:.0f} MB for a {received / 2**20:.0f} MiB stream"
+    print(f"mitmdump peak RSS {peak:.0f} MB for {received / 2**20:.0f} MiB")  # shown with -s, for the record
+    assert peak < 150, f"mitmdump peaked at {peak:.0f} MB for a {received / 2**20:.0f} MiB stream"
     assert "body cut to its first 4,194,304 of" in proxy.log()
 
 
