@@ -1,8 +1,11 @@
 """Secrets in captures: find them (the `secret-in-capture` check) and take them out (`sse-inspect redact`).
 
-Beyond what the recorder redacts (credential headers, query parameters, URL passwords), a capture
-can leak an API key inside a body or an odd header: OpenAI `sk-...`, Anthropic `sk-ant-...`, Google
-`AIza...` keys and JWTs (`eyJ...`.`eyJ...`.`...`, bearer tokens). Those tokens become `[REDACTED]`.
+Credentials are found by name (headers, query parameters, JSON fields of the request body: the
+lists of `_redact`) and by pattern, anywhere: OpenAI `sk-...`, Anthropic `sk-ant-...`, Google
+`AIza...` keys and JWTs (`eyJ...`.`eyJ...`.`...`, bearer tokens). Both become `[REDACTED]`. The
+recorder redacts with the same functions as it writes (`redact_request`, `redact_headers`,
+`StreamRedactor`), and the `secret-in-capture` check looks for the same set, so what one misses
+the other misses too, and a test of one is a test of both.
 
 The body is redacted as one string, so a token split across chunks is found; the chunks are then cut
 again at the same places, a cut inside a token landing at the same distance into `[REDACTED]` (or at
@@ -14,7 +17,10 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from bisect import bisect_left
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from urllib.parse import parse_qsl, urlsplit
 
 from ._capture import Capture, Chunk, Request
@@ -22,7 +28,18 @@ from ._decoding import body_chunks
 from ._events import Notice
 from ._redact import REDACTED, Redactor
 
-__all__ = ["BodyScanner", "Leak", "Redactions", "find_secrets", "header_secrets", "redact_capture", "redact_text"]
+__all__ = [
+    "BodyScanner",
+    "Leak",
+    "Redactions",
+    "StreamRedactor",
+    "find_secrets",
+    "header_secrets",
+    "redact_capture",
+    "redact_headers",
+    "redact_request",
+    "redact_text",
+]
 
 _TOKEN = (
     r"(?:(?<![A-Za-z0-9_-])(?:sk-[A-Za-z0-9_-]{20,}|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})"
@@ -35,6 +52,8 @@ _REDACTED_BYTES = REDACTED.encode()
 _TOKEN_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-."
 _LONGEST = 1 << 12
 """The longest token a body scanner holds back for (a longer one is found cut)."""
+_STARTS = (b"sk-", b"eyJ", b"AIza")
+"""How every token begins."""
 
 
 def _kind(token: str | bytes) -> str:
@@ -117,7 +136,9 @@ def header_secrets(capture: Capture) -> list[Leak]:
                 leaks.append(Leak(f"{side} header {name}", _kind(match.group())))
     if capture.request is not None:
         leaks += _url_leaks(capture.request.url)
-        leaks += [Leak("request body", _kind(m.group()), m.start()) for m in TOKEN.finditer(capture.request.body or "")]
+        body = capture.request.body or ""
+        leaks += [Leak("request body", _kind(m.group()), m.start()) for m in TOKEN.finditer(body)]
+        leaks += [Leak("request body", f"unredacted credential field {name}") for name in Redactor().field_leaks(body)]
     return leaks
 
 
@@ -193,7 +214,7 @@ def redact_capture(capture: Capture, redactor: Redactor | None = None) -> tuple[
     counts = Redactions()
     request, response = capture.request, capture.response
     if request is not None:
-        request, counts = _redact_request(request, redactor)
+        request, counts = redact_request(request, redactor)
     extra = capture.extra
     chunks = capture.chunks
     encoding = (capture.content_encoding or "identity").strip().lower()
@@ -206,7 +227,7 @@ def redact_capture(capture: Capture, redactor: Redactor | None = None) -> tuple[
             response = dataclasses.replace(response, headers=headers)
             extra = {**extra, "decoded": capture.content_encoding}
     if response is not None:
-        headers, n, m = _redact_headers(response.headers, redactor)
+        headers, n, m = redact_headers(response.headers, redactor)
         response = dataclasses.replace(response, headers=headers)
         counts += Redactions(headers=n, tokens=m)
     chunks, n = _redact_chunks(chunks)
@@ -216,9 +237,13 @@ def redact_capture(capture: Capture, redactor: Redactor | None = None) -> tuple[
     return dataclasses.replace(capture, request=request, response=response, chunks=chunks, extra=extra), counts
 
 
-def _redact_headers(
-    headers: tuple[tuple[str, str], ...], redactor: Redactor
+def redact_headers(
+    headers: Iterable[tuple[str, str]], redactor: Redactor
 ) -> tuple[tuple[tuple[str, str], ...], int, int]:
+    """`headers` with credential headers' values and every token replaced; how many of each."""
+    headers = tuple(headers)
+    if not redactor.enabled:
+        return headers, 0, 0
     named = redactor.redact_headers(headers)
     changed = sum(a != b for a, b in zip(headers, named, strict=True))
     out, tokens = [], 0
@@ -229,8 +254,11 @@ def _redact_headers(
     return tuple(out), changed, tokens
 
 
-def _redact_request(request: Request, redactor: Redactor) -> tuple[Request, Redactions]:
-    headers, n_headers, n_tokens = _redact_headers(request.headers, redactor)
+def redact_request(request: Request, redactor: Redactor) -> tuple[Request, Redactions]:
+    """`request` with its secrets replaced (headers, URL, body), and what was replaced."""
+    if not redactor.enabled:
+        return request, Redactions()
+    headers, n_headers, n_tokens = redact_headers(request.headers, redactor)
     url_parts = len(_credential_url_leaks(request.url, redactor))
     url = redactor.redact_url(request.url) if url_parts else request.url
     url, n = redact_text(url)
@@ -238,21 +266,41 @@ def _redact_request(request: Request, redactor: Redactor) -> tuple[Request, Reda
     body = request.body
     if body is not None:
         body, n = redact_text(body)
-        n_tokens += n
+        body, fields = redactor.redact_fields(body)
+        n_tokens += n + fields
     return dataclasses.replace(request, headers=headers, url=url, body=body), Redactions(n_headers, url_parts, n_tokens)
 
 
 def _redact_chunks(chunks: tuple[Chunk, ...]) -> tuple[tuple[Chunk, ...], int]:
     body = b"".join(c.data for c in chunks)
-    spans = [m.span() for m in TOKEN_BYTES.finditer(body)]
+    spans = _token_spans(body)
     if not spans:
         return chunks, 0
-    new_body = TOKEN_BYTES.sub(_REDACTED_BYTES, body)
-    out, start, end, shift = [], 0, 0, 0
+    datas = _cut_redacted(body, spans, accumulate(len(c.data) for c in chunks))
+    return tuple(Chunk(c.t, d) for c, d in zip(chunks, datas, strict=True)), len(spans)
+
+
+def _token_spans(body: bytes, start: int = 0) -> list[tuple[int, int]]:
+    """Where the tokens of `body` are, from `start` (the bytes before it: look-behind context)."""
+    # every token starts with one of these: searching for them first skips the pattern on most bodies
+    if all(body.find(s, start) < 0 for s in _STARTS):
+        return []
+    return [m.span() for m in TOKEN_BYTES.finditer(body, start)]
+
+
+def _cut_redacted(body: bytes, spans: Sequence[tuple[int, int]], ends: Iterable[int]) -> list[bytes]:
+    """`body` with each of `spans` replaced by `[REDACTED]`, cut again at `ends` (ascending offsets
+    into `body`, the last its length): a cut inside a token lands at the same distance into
+    `[REDACTED]` (or at its end)."""
+    parts, at = [], 0
+    for start, end in spans:
+        parts += [body[at:start], _REDACTED_BYTES]
+        at = end
+    new_body = b"".join([*parts, body[at:]])
+    out, start, shift = [], 0, 0
     pending = iter(spans)
     span = next(pending, None)
-    for chunk in chunks:
-        end += len(chunk.data)
+    for end in ends:
         # advance over the tokens wholly before this cut, adding up how much each shortened the body
         while span is not None and span[1] <= end:
             shift += len(_REDACTED_BYTES) - (span[1] - span[0])
@@ -261,6 +309,79 @@ def _redact_chunks(chunks: tuple[Chunk, ...]) -> tuple[tuple[Chunk, ...], int]:
             cut = span[0] + shift + min(end - span[0], len(_REDACTED_BYTES))
         else:
             cut = end + shift
-        out.append(Chunk(chunk.t, new_body[start:cut]))
+        out.append(new_body[start:cut])
         start = cut
-    return tuple(out), len(spans)
+    return out
+
+
+def _open_token(buf: bytes) -> int:
+    """Where a token that the next bytes may still continue could begin at the end of `buf`
+    (`len(buf)`: none can). A token begins after a byte that is not part of one (or after a dot),
+    with `sk-`, `eyJ` or `AIza`; only the last _LONGEST bytes are looked at."""
+    tail = buf[-_LONGEST:]
+    run = len(tail) - len(tail.rstrip(_TOKEN_CHARS))
+    first = len(buf) - run
+    for at in [first] + [first + k + 1 for k, byte in enumerate(buf[first:]) if byte == ord(".")]:
+        head = buf[at : at + 4]
+        if head and any(head.startswith(s) or s.startswith(head) for s in _STARTS):
+            return at
+    return len(buf)
+
+
+class StreamRedactor:
+    """Redacts the tokens of a body written chunk by chunk, as the recorder writes a stream: every
+    chunk keeps its time and its place, and its bytes outside tokens.
+
+    `feed` takes the chunks that came and returns those that can be written now, redacted. A chunk
+    whose end may be the start of a token still arriving (it ends with `sk-...`, `eyJ...`, `AIz`...)
+    is held until the chunk that ends it comes (or `close`), then both are redacted together and cut
+    again where they were, as `redact` does: a key split across two chunks is still found. An event
+    stream's chunks end with a line end, so almost no chunk waits. Only the copy on disk waits: the
+    proxy has already passed the chunk on. What is held is bounded by _LONGEST bytes of the token
+    plus the chunks they came in; a token longer than that is redacted up to where it was cut.
+    """
+
+    def __init__(self) -> None:
+        self.tokens = 0
+        """Tokens replaced so far."""
+        self._times: list[float] = []
+        self._datas: list[bytes] = []
+        """The chunks held back."""
+        self._before = b""
+        """The last byte let through: the look-behind context of the next search."""
+
+    def feed(self, times: Sequence[float], datas: Sequence[bytes]) -> tuple[list[float], list[bytes]]:
+        """The chunks (and their times) that can be written now: held ones first, redacted."""
+        return self._release(self._times + list(times), self._datas + list(datas), final=False)
+
+    def close(self) -> tuple[list[float], list[bytes]]:
+        """The chunks still held, redacted: the body is over."""
+        return self._release(self._times, self._datas, final=True)
+
+    def _release(self, times: list[float], datas: list[bytes], *, final: bool) -> tuple[list[float], list[bytes]]:
+        skip = len(self._before)
+        buf = self._before + b"".join(datas)
+        spans = _token_spans(buf, skip)
+        hold_from = len(buf) if final else _open_token(buf)
+        ends = list(accumulate(map(len, datas), initial=skip))[1:]
+        # the last chunk end before hold_from that cuts no finished token (a token running past
+        # hold_from is longer than _LONGEST: it is redacted up to the cut)
+        finished = [span for span in spans if span[1] <= hold_from]
+        starts = [start for start, _ in finished]
+        k = len(datas)
+        while k:
+            end = ends[k - 1]
+            inside = bisect_left(starts, end) - 1
+            if end <= hold_from and (inside < 0 or finished[inside][1] <= end):
+                break
+            k -= 1
+        self._times, self._datas = times[k:], datas[k:]
+        if not k:
+            return [], []
+        cut = ends[k - 1]
+        self._before = buf[cut - 1 : cut]
+        spans = [(start - skip, min(end, cut) - skip) for start, end in spans if start < cut]
+        self.tokens += len(spans)
+        if not spans:
+            return times[:k], datas[:k]
+        return times[:k], _cut_redacted(buf[skip:cut], spans, (end - skip for end in ends[:k]))

@@ -9,6 +9,10 @@ stream callable hands every chunk on unchanged, and a recording that fails (disk
 gone) is dropped with one warning while the proxy keeps proxying. That is the opposite of
 mitmproxy's own `save` addon, which exits on a write error: a debugging tool must not become the
 outage. A bad `sse_capture_dir` is refused when it is set (`--set`), before any traffic.
+
+The body is attached to the flow after the stream (for mitmweb and `-w` files) only up to
+`sse_capture_attach_limit` bytes: past it the flow keeps the stream's head and a comment saying
+where the whole stream is, so a proxy that carries endless or huge streams stays flat in memory.
 """
 
 from __future__ import annotations
@@ -20,23 +24,42 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Optional
 
 from mitmproxy import ctx, exceptions, flowfilter, http
+from mitmproxy.connection import ConnectionState
+from mitmproxy.utils import human
 
 from . import mitm_view
 from ._capture import Request, Response
 from ._redact import Redactor
 from .interop._common import end_from_error
-from .recorder import CaptureWriter, OnCapture, Stage, StreamRecorder, capture_dir_problem
+from .recorder import CaptureWriter, OnCapture, Stage, StreamRecorder, capture_dir_problem, capture_dir_warning
 
-__all__ = ["SSECapture", "end_kind"]
+__all__ = ["ATTACH_LIMIT", "SSECapture", "end_kind", "flow_error"]
 
 logger = logging.getLogger(__name__)
 
 StreamFunc = Callable[[bytes], "Iterable[bytes] | bytes"]
 
 
+ATTACH_LIMIT = "4m"
+"""The default of `sse_capture_attach_limit`: enough for the whole of an ordinary LLM answer."""
+
+
 def end_kind(error_message: str) -> str:
     """Map mitmproxy's flow error text to an end kind of the capture format."""
     return end_from_error(error_message).kind
+
+
+def flow_error(flow: http.HTTPFlow) -> str:
+    """The error text to record for a flow that failed: mitmproxy's, except that an HTTP/2 (or
+    HTTP/3) connection closed by the client is said to be the client's doing. mitmproxy words it
+    "peer closed connection" whichever side it was; when it was the client, the client's connection
+    can no longer be read from as the error is reported (the server's may be closed too by then:
+    mitmproxy has already cancelled the request upstream). When the server closes, mitmproxy
+    keeps the client's connection open for its other streams."""
+    message = flow.error.msg if flow.error else "unknown error"
+    if message == "peer closed connection" and not flow.client_conn.state & ConnectionState.CAN_READ:
+        return f"client disconnected ({message})"
+    return message
 
 
 def _chain(take: StreamFunc, inner: StreamFunc) -> StreamFunc:
@@ -77,18 +100,45 @@ class SSECapture:
         loader.add_option(
             "sse_capture_attach_body", bool, True, "After the stream, attach its body to the flow for mitmproxy's views."
         )
+        loader.add_option(
+            "sse_capture_attach_limit",
+            str,
+            ATTACH_LIMIT,
+            "Attach at most this much of a stream's body to its flow (e.g. 512k, 4m, 1g; 0: nothing); "
+            "a longer stream's flow gets its head and a comment. The capture file always has all of it.",
+        )
 
     def configure(self, updated: set[str]) -> None:
         if "sse_capture_dir" in updated:
             problem = capture_dir_problem(ctx.options.sse_capture_dir)
             if problem is not None:
                 raise exceptions.OptionsError(f"sse_capture_dir: {problem}")
+            if (warning := capture_dir_warning(ctx.options.sse_capture_dir)) is not None:
+                logger.warning("sse-inspect: %s", warning)
+        if "sse_capture_attach_limit" in updated:
+            self._attach_limit()
         if "sse_capture_filter" in updated:
             spec = ctx.options.sse_capture_filter
             try:
                 self.filter = flowfilter.parse(spec) if spec else None
             except ValueError as exc:
                 raise exceptions.OptionsError(f"sse_capture_filter: {exc}") from None
+
+    def running(self) -> None:
+        # the sign that options are set and recording is on: tests wait for it, not only for the port
+        logger.info("sse-inspect: recording event streams into %s", ctx.options.sse_capture_dir)
+
+    def _attach_limit(self) -> int:
+        """How many body bytes to attach to a flow (0: none), from the two options."""
+        try:
+            limit = human.parse_size(ctx.options.sse_capture_attach_limit.strip().lower())
+        except ValueError:
+            limit = None
+        if limit is None or limit < 0:
+            raise exceptions.OptionsError(
+                f"sse_capture_attach_limit: {ctx.options.sse_capture_attach_limit!r} is not a size (e.g. 512k, 4m)"
+            )
+        return limit if ctx.options.sse_capture_attach_body else 0
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         response = flow.response
@@ -139,7 +189,7 @@ class SSECapture:
             recorder=f"mitmproxy addon, {ctx.options.mode[0] if ctx.options.mode else 'regular'} mode",
         )
         recorder = StreamRecorder(
-            writer, sent_at, attach=ctx.options.sse_capture_attach_body, schedule=asyncio.get_running_loop().call_soon
+            writer, sent_at, attach=self._attach_limit(), schedule=asyncio.get_running_loop().call_soon
         )
         response.stream = _chain(recorder.take, response.stream) if callable(response.stream) else recorder.take
         self.active[flow.id] = recorder
@@ -150,7 +200,7 @@ class SSECapture:
         self._finish(flow, "complete")
 
     def error(self, flow: http.HTTPFlow) -> None:
-        message = flow.error.msg if flow.error else "unknown error"
+        message = flow_error(flow)
         self._finish(flow, end_kind(message), message)
 
     def done(self) -> None:
@@ -163,6 +213,13 @@ class SSECapture:
         if recorder is not None and recorder.body is not None and flow.response is not None:
             # The body was already streamed; this only lets mitmproxy's views and -w files show it.
             flow.response.raw_content = recorder.body.getvalue()
+            if recorder.attach_cut:
+                note = (
+                    f"sse-inspect: body cut to its first {len(flow.response.raw_content):,} of {recorder.bytes:,} "
+                    f"bytes (sse_capture_attach_limit); the whole stream is in {recorder.path}"
+                )
+                flow.comment = f"{flow.comment}\n{note}" if flow.comment else note
+                logger.info("%s", note)
 
     def _finish_id(self, flow_id: str, kind: str, error: str | None) -> StreamRecorder | None:
         recorder = self.active.pop(flow_id, None)

@@ -5,11 +5,14 @@ event loop (the mitmproxy addon is a thin layer over it), its batching and durab
 included. Every write goes straight to the operating system (`os.write`, no buffer in between),
 so a crash of the process loses nothing that was written: `sse-inspect fetch` writes each chunk
 as it comes, a `StreamRecorder` those of one iteration of the event loop together. Secrets are
-redacted before the header is written. The lines themselves are made by `_capture`.
+redacted before anything is written: in the header (headers, URL, request body) and in the body,
+chunk by chunk (`_secrets.StreamRedactor`: a chunk that may end inside a key waits for the next);
+the file name comes from the redacted URL. The lines themselves are made by `_capture`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import logging
 import os
@@ -21,8 +24,9 @@ from enum import StrEnum
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from ._capture import Request, Response, chunk_line, chunk_lines, end_line, header_line, rfc3339
+from ._capture import Request, Response, chunk_lines, end_line, header_line, rfc3339
 from ._redact import Redactor
+from ._secrets import StreamRedactor, redact_headers, redact_request
 from ._version import __version__
 
 __all__ = [
@@ -32,6 +36,8 @@ __all__ = [
     "Stage",
     "StreamRecorder",
     "capture_dir_problem",
+    "capture_dir_warning",
+    "make_private_dir",
     "capture_filename",
     "new_capture_file",
     "rfc3339",
@@ -52,10 +58,22 @@ def capture_filename(url: str, when: datetime) -> str:
     return f"{stamp}-{host}-{path}.jsonl"
 
 
+def make_private_dir(folder: Path) -> None:
+    """Make `folder` and its missing parents mode 0700: capture file names carry URL paths, and
+    captures requests, so other local users must not list them. An existing folder is left as it is
+    (`capture_dir_warning` says when others can read it)."""
+    for missing in reversed([folder, *folder.parents]):
+        if not missing.exists():
+            try:
+                missing.mkdir(mode=0o700)
+            except FileExistsError:  # made meanwhile by another recorder
+                pass
+
+
 def new_capture_file(folder: Path, name: str) -> tuple[Path, int]:
-    """Create `name` in `folder` (made if missing), mode 0600, never over another file: `name-2.jsonl`,
-    `name-3.jsonl`... when it is taken. Its path and its open file descriptor (for writing)."""
-    folder.mkdir(parents=True, exist_ok=True)
+    """Create `name` in `folder` (made mode 0700 if missing), mode 0600, never over another file:
+    `name-2.jsonl`, `name-3.jsonl`... when it is taken. Its path and its open file descriptor."""
+    make_private_dir(folder)
     for n in range(1, 1000):
         path = folder / (name if n == 1 else name.replace(".jsonl", f"-{n}.jsonl"))
         try:
@@ -81,14 +99,30 @@ def capture_dir_problem(directory: str | os.PathLike[str]) -> str | None:
     return None if os.access(parent, os.W_OK | os.X_OK) else f"{path} cannot be made in {parent} (permission denied)"
 
 
+def capture_dir_warning(directory: str | os.PathLike[str]) -> str | None:
+    """A warning when `directory` exists and other users may list or read it, else None."""
+    try:
+        mode = Path(directory).stat().st_mode
+    except OSError:
+        return None
+    if mode & 0o077:
+        return (
+            f"{directory} is readable by other users (mode {mode & 0o777:o}): capture file names carry URL "
+            f"paths; chmod 700 it to keep them private"
+        )
+    return None
+
+
 class CaptureWriter:
     """One capture file being written. Raises OSError when the disk fails; the caller decides."""
 
-    def __init__(self, fd: int, path: Path, url: str = "") -> None:
+    def __init__(self, fd: int, path: Path, url: str = "", redactor: StreamRedactor | None = None) -> None:
         self._fd = fd  # written with os.write: one system call a line, no buffer in between
         self.path = path
         self.url = url
         """The request URL as written (redacted)."""
+        self.redactor = redactor
+        """Takes the keys and tokens out of the body on its way to the disk (None: written as it came)."""
 
     @classmethod
     def create(
@@ -104,30 +138,18 @@ class CaptureWriter:
     ) -> CaptureWriter:
         """Create a capture file (mode 0600) and write its header.
 
-        In `directory` the name comes from time, host and path and never overwrites a file;
-        an explicit `path` is created or truncated.
+        In `directory` the name comes from time, host and path of the redacted URL and never
+        overwrites a file; an explicit `path` is created or truncated.
         """
         when = when or datetime.now(UTC)
+        request = redact_request(request, redactor)[0]
+        response = dataclasses.replace(response, headers=redact_headers(response.headers, redactor)[0])
         if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            make_private_dir(path.parent)
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         else:
             path, fd = new_capture_file(Path(directory), capture_filename(request.url, when))
-        request = Request(
-            method=request.method,
-            url=redactor.redact_url(request.url),
-            http_version=request.http_version,
-            headers=redactor.redact_headers(request.headers),
-            body=request.body,
-        )
-        response = Response(
-            status=response.status,
-            reason=response.reason,
-            http_version=response.http_version,
-            headers=redactor.redact_headers(response.headers),
-            t=response.t,
-        )
-        writer = cls(fd, path, request.url)
+        writer = cls(fd, path, request.url, StreamRedactor() if redactor.enabled else None)
         writer._write(
             header_line(
                 request=request,
@@ -143,16 +165,23 @@ class CaptureWriter:
         return self._fd < 0
 
     def chunk(self, t: float, data: bytes) -> None:
-        """Append one chunk, flushed at once."""
-        self._write(chunk_line(t, data).encode())
+        """Append one chunk, flushed at once (unless it may end inside a key: see `StreamRedactor`)."""
+        self.chunks([t], [data])
 
     def chunks(self, times: Sequence[float], datas: Sequence[bytes]) -> None:
         """Append chunks (`datas[k]` arrived at `times[k]`) with one system call."""
-        self._write(chunk_lines(times, datas))
+        if self.redactor is not None:
+            times, datas = self.redactor.feed(times, datas)
+        if datas:
+            self._write(chunk_lines(times, datas))
 
     def end(self, kind: str, t: float | None, error: str | None = None) -> None:
-        """Write the end line and close the file."""
+        """Write the chunks still held, the end line, and close the file."""
         try:
+            if self.redactor is not None:
+                times, datas = self.redactor.close()
+                if datas:
+                    self._write(chunk_lines(times, datas))
             self._write(end_line(kind, t, error).encode())
         finally:
             self.close()
@@ -193,8 +222,13 @@ class StreamRecorder:
     loop, so a burst costs one line encoding pass and one `os.write` per read instead of per
     chunk, and a slow stream still has each chunk on disk microseconds after it was passed on. A
     crash, even SIGKILL, can lose only the chunks of the iteration it interrupts (FLUSH_CHUNKS at
-    most); `finish` writes them first. A write that fails (disk full, folder gone) stops the
-    recording with one warning and nothing raised: the stream must flow on regardless.
+    most, and a chunk held back because it may end inside a key); `finish` writes them first. A
+    write that fails (disk full, folder gone) stops the recording with one warning and nothing
+    raised: the stream must flow on regardless.
+
+    With `attach` > 0 it also keeps the body's first `attach` bytes in memory, for the proxy to
+    show (`body`); `attach_cut` says when the body was longer. Past that, memory stays flat however
+    long the stream runs.
     """
 
     def __init__(
@@ -202,7 +236,7 @@ class StreamRecorder:
         writer: CaptureWriter,
         sent_at: float,
         *,
-        attach: bool,
+        attach: int,
         schedule: Callable[[Callable[[], None]], object],
     ) -> None:
         self.writer: CaptureWriter | None = writer
@@ -214,8 +248,12 @@ class StreamRecorder:
         self.ended: str | None = None
         """The end kind once the stream is over."""
         self.sent_at = sent_at  # monotonic time the request was sent
-        self.body = io.BytesIO() if attach else None
-        """The body so far, to attach (`getvalue` hands its buffer over, no copy of a long body)."""
+        self.body = io.BytesIO() if attach > 0 else None
+        """The body so far, up to `attach` bytes, to attach (`getvalue` hands its buffer over, no copy)."""
+        self.attach_room = attach
+        """How many more bytes `body` may keep."""
+        self.attach_cut = False
+        """Whether the body was longer than what `body` kept."""
         self.schedule = schedule
         self.times: list[float] = []
         self.datas: list[bytes] = []
@@ -251,13 +289,24 @@ class StreamRecorder:
         self.times, self.datas = [], []
         self.chunks += len(datas)
         self.bytes += sum(map(len, datas))
-        if self.body is not None:
-            self.body.writelines(datas)
+        if self.body is not None and not self.attach_cut:
+            self._attach(datas)
         if self.writer is not None:
             try:
                 self.writer.chunks(times, datas)
             except Exception as exc:  # noqa: BLE001 - a recorder must never raise into the proxy
                 self.fail(exc)
+
+    def _attach(self, datas: list[bytes]) -> None:
+        assert self.body is not None
+        for data in datas:
+            if len(data) > self.attach_room:
+                self.body.write(data[: self.attach_room])
+                self.attach_room = 0
+                self.attach_cut = True
+                return
+            self.body.write(data)
+            self.attach_room -= len(data)
 
     def fail(self, exc: BaseException) -> None:
         """Stop recording (the file keeps what was written: it reads as cut off), with one warning."""

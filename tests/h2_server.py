@@ -30,8 +30,12 @@ class H2Server:
     """Serves `writes` (as DATA frames) for any path on https://127.0.0.1:`port`, with the certificate
     and key of `cert_chain` (one PEM file holding both)."""
 
-    def __init__(self, writes: Sequence[bytes], cert_chain: Path, *, io_timeout: float = 10.0) -> None:
+    def __init__(
+        self, writes: Sequence[bytes], cert_chain: Path, *, io_timeout: float = 10.0, cut: bool = False
+    ) -> None:
         self.writes = list(writes)
+        self.cut = cut
+        """Close the TCP connection after the writes instead of ending the stream: a server gone mid-answer."""
         self.io_timeout = io_timeout
         self.requests: list[dict[bytes, bytes]] = []
         """The headers (pseudo-headers included) of each request served, in order."""
@@ -98,5 +102,8 @@ class H2Server:
                     h2conn.send_headers(event.stream_id, headers)
                     for write in self.writes:
                         h2conn.send_data(event.stream_id, write)
+                    if self.cut:
+                        conn.sendall(h2conn.data_to_send())
+                        return
                     h2conn.send_data(event.stream_id, b"", end_stream=True)
             conn.sendall(h2conn.data_to_send())

@@ -112,9 +112,19 @@ class Proxy:
         return self.process.returncode
 
 
-def _wait_listening(proxy: Proxy, timeout: float) -> None:
+READY = "sse-inspect: recording event streams into"
+"""What the addon logs in `running()`, once its options are configured: mitmproxy 12 may accept
+connections before that, and a stream taken then would meet an addon not yet configured."""
+
+
+def _wait_listening(proxy: Proxy, timeout: float, *, addon: bool = False) -> None:
+    deadline = time.monotonic() + timeout
     try:
         wait_listening(proxy.port, proxy.process, "mitmdump", proxy.log, timeout)
+        while addon and READY not in proxy.log():
+            if proxy.process.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"mitmdump's addon never said it was running:\n{proxy.log()}")
+            time.sleep(0.02)
     except AssertionError:
         proxy.stop()
         raise
@@ -160,7 +170,7 @@ def start_proxy(tmp_path: Path) -> Iterator[StartProxy]:
             process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env)
         proxy = Proxy(mode, port, capture_dir, log_path, process)
         started.append(proxy)
-        _wait_listening(proxy, timeout=20.0)
+        _wait_listening(proxy, timeout=20.0, addon=addon)
         return proxy
 
     yield start

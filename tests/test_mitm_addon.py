@@ -18,10 +18,12 @@ import pytest
 pytest.importorskip("mitmproxy")
 
 from mitmproxy import exceptions  # noqa: E402
+from mitmproxy.connection import ConnectionState  # noqa: E402
+from mitmproxy.flow import Error  # noqa: E402
 from mitmproxy.test import taddons, tflow, tutils  # noqa: E402
 
 from sse_inspect import load_capture  # noqa: E402
-from sse_inspect.mitm_addon import SSECapture, end_kind  # noqa: E402
+from sse_inspect.mitm_addon import SSECapture, end_kind, flow_error  # noqa: E402
 from sse_inspect.recorder import FLUSH_CHUNKS  # noqa: E402
 
 from .helpers import ROOT  # noqa: E402
@@ -427,3 +429,73 @@ def test_content_view_is_registered_once_and_survives_a_reload(tmp_path: Path) -
         assert names().count(mitm_view.NAME) == 1
 
     run(test, tmp_path)
+
+
+# -- the addon: its options and its reading of mitmproxy's errors ---------------------------------------
+
+
+
+def _errored_flow(message: str, *, client: ConnectionState, server: ConnectionState) -> Any:
+    flow = tflow.tflow(resp=True)
+    flow.error = Error(message)
+    flow.client_conn.state = client
+    flow.server_conn.state = server
+    return flow
+
+
+def test_an_http2_connection_closed_by_the_client_is_the_client_s_doing() -> None:
+    """Item 9: mitmproxy says "peer closed connection" for either side of an HTTP/2 connection."""
+    gone, both = ConnectionState.CLOSED, ConnectionState.CAN_READ | ConnectionState.CAN_WRITE
+    client = flow_error(_errored_flow("peer closed connection", client=gone, server=gone))
+    assert end_kind(client) == "client-disconnected" and "peer closed connection" in client
+    server = flow_error(_errored_flow("peer closed connection", client=both, server=gone))
+    assert (server, end_kind(server)) == ("peer closed connection", "server-disconnected")
+    other = flow_error(_errored_flow("Connection reset by peer", client=gone, server=gone))
+    assert other == "Connection reset by peer"
+
+
+def test_the_attach_limit_option(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    addon = SSECapture()
+    with taddons.context(addon) as tctx:
+        tctx.configure(addon, sse_capture_dir=str(tmp_path))
+        assert addon._attach_limit() == 4 << 20, "4 MiB by default"
+        tctx.configure(addon, sse_capture_attach_limit="512k")
+        assert addon._attach_limit() == 512 << 10
+        tctx.configure(addon, sse_capture_attach_body=False)
+        assert addon._attach_limit() == 0
+        with pytest.raises(exceptions.OptionsError, match="sse_capture_attach_limit"):
+            tctx.configure(addon, sse_capture_attach_limit="lots")
+
+
+def test_a_cut_body_is_said_so_in_the_flow(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """mitmweb shows the head of a long stream and a comment saying where the whole of it is."""
+    addon = SSECapture()
+
+    async def main() -> None:
+        with taddons.context(addon) as tctx:
+            tctx.configure(addon, sse_capture_dir=str(tmp_path), sse_capture_attach_limit="10")
+            flow = tflow.tflow(resp=True)
+            flow.response.headers["content-type"] = "text/event-stream"
+            flow.response.raw_content = None
+            addon.responseheaders(flow)
+            for k in range(3):
+                flow.response.stream(f"data: {k}\n\n".encode())
+            await asyncio.sleep(0)
+            with caplog.at_level(logging.INFO):
+                addon.response(flow)
+            assert flow.response.raw_content == b"data: 0\n\nd"
+            assert "body cut to its first 10 of 27 bytes" in flow.comment
+            assert str(tmp_path) in flow.comment
+            assert any("body cut" in r.getMessage() for r in caplog.records)
+
+    asyncio.run(main())
+
+
+def test_the_folder_warning_reaches_the_log(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o755)
+    addon = SSECapture()
+    with caplog.at_level(logging.WARNING), taddons.context(addon) as tctx:
+        tctx.configure(addon, sse_capture_dir=str(shared))
+    assert any("readable by other users" in r.getMessage() for r in caplog.records)

@@ -167,7 +167,7 @@ def test_writer_writes_chunks_in_batches(tmp_path: Path) -> None:
     ]  # fmt: skip
 
 
-def _recorder(tmp_path: Path, pending: list[Callable[[], None]], *, attach: bool = False) -> StreamRecorder:
+def _recorder(tmp_path: Path, pending: list[Callable[[], None]], *, attach: int = 0) -> StreamRecorder:
     writer = CaptureWriter.create(tmp_path, request=Request(url="http://h/p"), response=Response(),
                                   redactor=Redactor(), recorder="test", when=WHEN)  # fmt: skip
     return StreamRecorder(writer, time.monotonic(), attach=attach, schedule=pending.append)
@@ -177,7 +177,7 @@ def test_stream_recorder_writes_an_iteration_s_chunks_together_when_it_ends(tmp_
     """The policy without mitmproxy: chunks wait for the scheduled flush (the end of the loop
     iteration), a burst of FLUSH_CHUNKS is written at once, and `finish` writes what waits, then the end."""
     pending: list[Callable[[], None]] = []
-    recorder = _recorder(tmp_path, pending, attach=True)
+    recorder = _recorder(tmp_path, pending, attach=1 << 20)
     recorder.take(b"data: a\n\n")
     recorder.take(b"data: b\n\n")
     assert len(pending) == 1, "one flush scheduled per iteration, not per chunk"
@@ -200,7 +200,7 @@ def test_stream_recorder_writes_an_iteration_s_chunks_together_when_it_ends(tmp_
 def test_stream_recorder_stops_quietly_when_the_disk_fails(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     """A failing write ends the recording with one warning and raises nothing: the stream flows on."""
     pending: list[Callable[[], None]] = []
-    recorder = _recorder(tmp_path, pending, attach=True)
+    recorder = _recorder(tmp_path, pending, attach=1 << 20)
     recorder.take(b"data: a\n\n")
     pending.pop()()
     assert recorder.writer is not None

@@ -151,12 +151,13 @@ def test_headers_url_and_request_body() -> None:
     leaks = find_secrets(before)
     assert {leak.where for leak in leaks} == {
         "request header Authorization", "request header X-Custom", "request URL", "request URL parameter key",
-        "request body", "response header Set-Cookie",
+        "request URL parameter sig", "request body", "response header Set-Cookie",
     }  # fmt: skip
 
     after, counts = redact_capture(before)
 
-    assert str(counts) == "2 header value(s), 2 URL part(s), 3 token(s) redacted"
+    # sig= is a credential parameter (Azure SAS): its value goes as a URL part, no longer as a token
+    assert str(counts) == "2 header value(s), 3 URL part(s), 2 token(s) redacted"
     assert after.request is not None and after.response is not None
     assert after.request.url == "https://u:[REDACTED]@api.example/v1?key=[REDACTED]&q=1&sig=[REDACTED]"
     assert after.request.headers == (

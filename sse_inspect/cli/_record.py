@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 import click
 
 from .._redact import Redactor
-from ..recorder import Stage, StreamRecorder
+from ..recorder import Stage, StreamRecorder, capture_dir_warning
 from . import _render
 from ._check import show
 from ._params import InputError, Interrupted, input_errors
@@ -87,6 +87,8 @@ def record(
             err.print(f"  export HTTPS_PROXY={base} HTTP_PROXY={base}; for HTTPS, trust {ca}")
             err.print(f"  (e.g. SSL_CERT_FILE={ca} or REQUESTS_CA_BUNDLE={ca} for Python clients)")
         err.print(f"  captures go to {directory}/ · Ctrl-C to stop")
+        if (warning := capture_dir_warning(directory)) is not None:
+            err.print(_render.safe(f"  warning: {warning}", newlines=False, style="yellow"))
 
     open_at_stop = 0
 
@@ -102,7 +104,8 @@ def record(
             line = f"  {how}: {rec.chunks} chunks, {rec.bytes} bytes in {rec.now():.2f} s · {rec.path}"
             console.print(_render.safe(line, newlines=False, style=style))
 
-    options: dict[str, Any] = {"sse_capture_types": types, "sse_redact": not no_redact}
+    # no mitmproxy view shows the flows here: attaching their bodies would only cost memory
+    options: dict[str, Any] = {"sse_capture_types": types, "sse_redact": not no_redact, "sse_capture_attach_body": False}
     if flow_filter:
         options["sse_capture_filter"] = flow_filter
     from mitmproxy.exceptions import OptionsError
