@@ -117,6 +117,9 @@ def events(capture: str, as_json: bool, rechunk: RechunkSpec | None, comments: b
 def text(capture: str, as_json: bool, dialect: str | None, rechunk: RechunkSpec | None, reasoning: bool) -> None:
     """The reconstructed answer: text, then any tool calls.
 
+    On a terminal, control and invisible characters in it are shown as escapes; piped or
+    redirected, the answer is written exactly as it was streamed (it is data: it may hold
+    control characters, so look at such a file with a pager, not `cat`).
     --json prints one object with dialect, text, reasoning, refusal, tool_calls, finish_reason,
     complete (true only when the dialect's end marker arrived and no in-band error did),
     end_marker_seen, errors, usage, choices, recording and timing.

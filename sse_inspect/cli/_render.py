@@ -6,6 +6,7 @@ import math
 from collections.abc import Callable, Iterable
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -42,20 +43,26 @@ def safe(text: str, *, newlines: bool = True, style: str = "") -> Text:
     return Text(visible(text.replace("\r\n", "\n")), style=style)
 
 
+def markup(text: str) -> str:
+    """Captured text (or a file name) to put into a rich markup string: escaped as `safe` does,
+    its square brackets kept from being read as markup."""
+    return escape(visible(text))
+
+
 def request_line(capture: Capture) -> Text:
     line = Text()
     if capture.request is not None:
-        line.append(capture.request.method + " ", style="bold")
+        line.append_text(safe(capture.request.method + " ", newlines=False, style="bold"))
         line.append_text(safe(capture.request.url, newlines=False))
     else:
-        line.append(capture.path or "<stdin>", style="bold")
+        line.append_text(safe(capture.path or "<stdin>", newlines=False, style="bold"))
         line.append("  (raw body: no request, headers or timing)", style="dim")
     if capture.response is not None:
         r = capture.response
         ok = 200 <= r.status < 300
         line.append("  →  ")
-        line.append(f"{r.status} {r.reason}".strip(), style="green" if ok else "bold red")
-        line.append(f"  {r.http_version}", style="dim")
+        line.append_text(safe(f"{r.status} {r.reason}".strip(), newlines=False, style="green" if ok else "bold red"))
+        line.append_text(safe(f"  {r.http_version}", newlines=False, style="dim"))
     return line
 
 
