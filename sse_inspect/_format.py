@@ -54,9 +54,10 @@ def json_visible(document: str) -> str:
 
 
 def seconds(t: float | None) -> str:
+    """ "250 ms", "1.500 s"; a time too long to be a stream's (a hostile capture's 1e308) "1.7e+308 s"."""
     if t is None:
         return "-"
-    return f"{t * 1000:.0f} ms" if t < 1 else f"{t:.3f} s"
+    return f"{t * 1000:.0f} ms" if t < 1 else f"{t:.3f} s" if t < 1e9 else f"{t:.3g} s"
 
 
 def size(n: float) -> str:
@@ -65,10 +66,14 @@ def size(n: float) -> str:
 
 def nice_scale(span: float, ticks: int) -> tuple[float, float]:
     """An axis from 0 to at least `span` in about `ticks` steps of 1, 2 or 5 times a power of ten: (step, top)."""
-    raw = (span or 1.0) / max(ticks, 1)
-    power = 10 ** math.floor(math.log10(raw))
+    span = span if span > 0 else 0.0  # (a capture whose times run backwards: an axis to 1)
+    raw = span / max(ticks, 1)
+    if not raw > 0:  # no span, or one so small its step rounds to 0
+        raw = 1.0 / max(ticks, 1)
+    power = 10.0 ** math.floor(math.log10(raw))  # a float: a span of 1e308 s makes no int too large to print
     step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
-    return step, math.ceil(span / step - 1e-9) * step or step
+    top = math.ceil(span / step - 1e-9) * step or step
+    return step, top if math.isfinite(top) else span  # (past the largest float: the span itself)
 
 
 def tick_label(t: float, step: float) -> str:
