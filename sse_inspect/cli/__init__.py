@@ -95,13 +95,9 @@ def events(capture: str, as_json: bool, rechunk: RechunkSpec | None, comments: b
         return
     from . import _render  # rich: loaded for terminal views only
 
+    table = _render.EventsTable(_render.console(), comments=comments)  # printed as the capture is read
     with reading(capture) as (stream, watchers):
-        analysis = analyze(stream, rechunk=rechunk, rebuild=False, observers=watchers)
-    console = _render.console()
-    console.print(_render.events_table(list(analysis.events)))
-    if comments:
-        for c in analysis.comments:
-            console.print(_render.safe(f"comment at byte {c.offset}, t={_render.seconds(c.t)}: {c.text}", newlines=False))
+        analysis = analyze(stream, rechunk=rechunk, keep=False, rebuild=False, observers=[*watchers, table])
     note = _render.notices(analysis)
     if note is not None:
         _render.console(stderr=True).print(note)
