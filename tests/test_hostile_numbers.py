@@ -22,7 +22,8 @@ TEXT = 'data: {"choices":[{"index":0,"delta":{"content":"hi"}}]}\n\n'
 
 
 def capture(*, t: list[Any] | None = None, status: Any = 200, url: str = "https://api.example/v1/chat",
-            headers: list[list[str]] | None = None, response_t: Any = 0.1, end_t: Any = None, body: str = TEXT) -> str:  # fmt: skip
+            headers: list[list[str]] | None = None, response_t: Any = 0.1, end_t: Any = None,
+            body: str = TEXT) -> str:  # fmt: skip
     """An sse-capture/1 file's text: a chunk at each of `t` (the body, then [DONE], then more of the body)."""
     times = [0.2, 0.3] if t is None else t
     head = {"format": "sse-capture/1",

@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -131,14 +132,21 @@ def test_an_error_message_shows_a_hostile_file_name_escaped(args: list[str], hos
     assert leaks(result.stderr) == []
 
 
+RUNS = [pytest.param(on_tty, marks=pytest.mark.e2e, id="tty"), pytest.param(piped, id="piped")]
+
+
 @pytest.mark.parametrize("args", COMMANDS, ids=[" ".join(a) for a in COMMANDS])
-@pytest.mark.parametrize("run", [pytest.param(on_tty, marks=pytest.mark.e2e, id="tty"), pytest.param(piped, id="piped")])
-def test_no_captured_string_drives_the_terminal(run, args: list[str], hostile_folder: Path) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("run", RUNS)
+def test_no_captured_string_drives_the_terminal(run: Callable[[list[str], Path], str], args: list[str],
+                                                hostile_folder: Path) -> None:  # fmt: skip
     """The hostile capture under the hostile name: what it holds and what it is called reach the
     terminal as escapes (a pseudo-terminal in a process of its own; piped in this one)."""
     args = [HOSTILE_NAME if a == "{}" else a for a in args]
     # piped, `text` writes the answer as it was streamed: that is data (see the next test); the rest is talk
-    output = piped(args, hostile_folder, stdout=False) if run is piped and args[:2] == ["text", "--reasoning"] else run(args, hostile_folder)
+    if run is piped and args[:2] == ["text", "--reasoning"]:
+        output = piped(args, hostile_folder, stdout=False)
+    else:
+        output = run(args, hostile_folder)
     assert "Traceback" not in output, output
     live = run is on_tty and args[:2] == ["replay", "--instant"] and len(args) == 3
     assert leaks(output, live=live) == []

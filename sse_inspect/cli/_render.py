@@ -489,8 +489,8 @@ class EventsTable(Observer):
 
     def event(self, event: Event, flags: object) -> None:
         data = event.data if len(event.data) <= 300 else event.data[:297] + "..."
-        self.rows.append([Text(str(event.index)), Text(seconds(event.t)), safe(event.type, newlines=False),
-                          safe(event.id, newlines=False), safe(data, newlines=False), Text(str(event.start))])  # fmt: skip
+        cells = (safe(event.type, newlines=False), safe(event.id, newlines=False), safe(data, newlines=False))
+        self.rows.append([Text(str(event.index)), Text(seconds(event.t)), *cells, Text(str(event.start))])
         if len(self.rows) == self.BATCH:
             self.flush()
 
