@@ -155,10 +155,14 @@ class CaptureStream:
         if self._iterated:
             raise RuntimeError("a CaptureStream is read once; open the capture again")
         self._iterated = True
+        clock = _Clock()
         try:
-            yield from self._pieces
+            yield from clock.watch(self._pieces)
         except OSError as exc:
             raise CaptureError(f"cannot read: {exc.strerror or exc}", path=self.path) from None
+        notes = clock.notes(self.capture)
+        if notes:
+            self.capture = dataclasses.replace(self.capture, warnings=(*self.capture.warnings, *notes))
 
     @property
     def bytes_read(self) -> int | None:
@@ -189,6 +193,50 @@ class CaptureStream:
             piece = self._f.read(RAW_PIECE)
         if self._decoders:
             self.capture = dataclasses.replace(self.capture, warnings=self._warnings(self._raw_notes))
+
+
+class _Clock:
+    """Watches a capture's times as its chunks pass: one that is negative, or earlier than the one
+    before it, is kept (the views show what was recorded) but said in a warning."""
+
+    def __init__(self) -> None:
+        self.negative = self.backwards = 0
+        self.first_negative: tuple[int, float] | None = None
+        self.first_backwards: tuple[int, float, float] | None = None
+        self.last: float | None = None
+
+    def watch(self, chunks: Iterable[Chunk]) -> Iterator[Chunk]:
+        last = 0.0
+        for index, chunk in enumerate(chunks):
+            t = chunk.t
+            if t is not None:
+                if t < 0.0:
+                    self.negative += 1
+                    self.first_negative = self.first_negative or (index, t)
+                elif t < last:
+                    self.backwards += 1
+                    self.first_backwards = self.first_backwards or (index, t, last)
+                last = t
+                self.last = t
+            yield chunk
+
+    def notes(self, capture: Capture) -> list[str]:
+        notes = []
+        response_t = capture.response.t if capture.response is not None else None
+        if response_t is not None and response_t < 0:
+            notes.append(f"the response's time is negative (t={response_t:g} s): times are as recorded")
+        if self.first_negative is not None:
+            index, t = self.first_negative
+            notes.append(f"{self.negative} chunk(s) with a negative time, the first #{index} at t={t:g} s: "
+                         "times are as recorded")  # fmt: skip
+        if self.first_backwards is not None:
+            index, t, before = self.first_backwards
+            notes.append(f"times go backwards {self.backwards} time(s), first at chunk #{index} (t={t:g} s after "
+                         f"t={before:g} s): times are as recorded")  # fmt: skip
+        end = capture.end
+        if end is not None and end.t is not None and self.last is not None and end.t < self.last:
+            notes.append(f"the end line's time (t={end.t:g} s) is before the last chunk's (t={self.last:g} s)")
+        return notes
 
 
 def _isatty(f: BinaryIO) -> bool:

@@ -95,13 +95,9 @@ def events(capture: str, as_json: bool, rechunk: RechunkSpec | None, comments: b
         return
     from . import _render  # rich: loaded for terminal views only
 
+    table = _render.EventsTable(_render.console(), comments=comments)  # printed as the capture is read
     with reading(capture) as (stream, watchers):
-        analysis = analyze(stream, rechunk=rechunk, rebuild=False, observers=watchers)
-    console = _render.console()
-    console.print(_render.events_table(list(analysis.events)))
-    if comments:
-        for c in analysis.comments:
-            console.print(_render.safe(f"comment at byte {c.offset}, t={_render.seconds(c.t)}: {c.text}", newlines=False))
+        analysis = analyze(stream, rechunk=rechunk, keep=False, rebuild=False, observers=[*watchers, table])
     note = _render.notices(analysis)
     if note is not None:
         _render.console(stderr=True).print(note)
@@ -117,6 +113,9 @@ def events(capture: str, as_json: bool, rechunk: RechunkSpec | None, comments: b
 def text(capture: str, as_json: bool, dialect: str | None, rechunk: RechunkSpec | None, reasoning: bool) -> None:
     """The reconstructed answer: text, then any tool calls.
 
+    On a terminal, control and invisible characters in it are shown as escapes; piped or
+    redirected, the answer is written exactly as it was streamed (it is data: it may hold
+    control characters, so look at such a file with a pager, not `cat`).
     --json prints one object with dialect, text, reasoning, refusal, tool_calls, finish_reason,
     complete (true only when the dialect's end marker arrived and no in-band error did),
     end_marker_seen, errors, usage, choices, recording and timing.

@@ -271,7 +271,7 @@ def verdict_view(report: Report) -> Text:
 
 def report_view(path: str, report: Report) -> RenderableType:
     parts: list[RenderableType] = [
-        Text.assemble((f"{path}  ", "dim"), (f"[{report.analysis.dialect}]", "dim")),
+        Text.assemble(_render.safe(f"{path}  ", newlines=False, style="dim"), (f"[{report.analysis.dialect}]", "dim")),
         verdict_view(report),
     ]
     if report.findings:

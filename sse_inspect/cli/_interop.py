@@ -78,7 +78,7 @@ def import_command(
     if list_only:
         for f in exchanges:
             missing = "  (no body in the HAR)" if f.capture.extra.get(BODY_MISSING) else ""
-            click.echo(f"{f.label()}{'  (event stream)' if f.streamed else ''}{missing}")
+            click.echo(_render.visible(f"{f.label()}{'  (event stream)' if f.streamed else ''}{missing}"))
         return
     assert output is not None
     chosen = choose(exchanges, entry=entry, url=url_pattern, path=name)

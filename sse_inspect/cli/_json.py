@@ -8,11 +8,14 @@ from typing import Any, TextIO
 from .._analysis import Analysis, Observer
 from .._events import Comment, Event
 from .._fastjson import encode_string
+from .._format import json_visible
 from ..dialects import Answer, Choice, EventFlags, ToolCall
 
 
 def dumps(obj: Any) -> str:
-    return json.dumps(obj, ensure_ascii=False)
+    """`obj` as JSON, non-ASCII text kept but for what a terminal acts on (C1 controls, bidi and
+    invisible format characters: written as \\u escapes)."""
+    return json_visible(json.dumps(obj, ensure_ascii=False))
 
 
 WRITE_PIECE = 1 << 20
@@ -62,8 +65,9 @@ _EVENT_LINE = (
 
 def event_line(e: Event) -> str:
     """`dumps(event_json(e))` and a newline, made in a third of the time (one per event of a huge capture)."""
-    return _EVENT_LINE % (e.index, encode_string(e.type), encode_string(e.data), encode_string(e.id),
+    line = _EVENT_LINE % (e.index, encode_string(e.type), encode_string(e.data), encode_string(e.id),
                           _number(e.retry), _number(e.t), _number(e.t_first), e.start, e.end, e.chunk)  # fmt: skip
+    return json_visible(line)
 
 
 def _number(value: float | None) -> str:

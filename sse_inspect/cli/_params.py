@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 import click
 
 from .._errors import SSEInspectError
+from .._format import visible
 from .._rechunk import RECHUNK_FORMS, RechunkSpec, parse_rechunk_spec
 from ..dialects import DIALECTS
 
@@ -17,9 +18,13 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 class InputError(click.ClickException):
-    """Bad input (an unreadable capture, a bad spec): one line on stderr, exit code 2."""
+    """Bad input (an unreadable capture, a bad spec): one line on stderr, exit code 2. The line may
+    hold a file name or captured text: shown with its control characters as escapes."""
 
     exit_code = 2
+
+    def format_message(self) -> str:
+        return visible(self.message)
 
 
 class Interrupted(click.ClickException):

@@ -39,7 +39,7 @@ def reading(path: str) -> Iterator[tuple[CaptureStream, list[Observer]]]:
             yield stream, []
             return
         with Progress(*Progress.get_default_columns(), DownloadColumn(), console=err, transient=True) as bar:
-            task = bar.add_task(f"reading {os.path.basename(path)}", total=stream.size)
+            task = bar.add_task(f"reading {_render.markup(os.path.basename(path))}", total=stream.size)
             yield stream, [_ReadProgress(stream, bar, task)]
 
 

@@ -6,13 +6,14 @@ import math
 from collections.abc import Callable, Iterable
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
 from .._analysis import Analysis, Observer, Timing
 from .._capture import Capture, Chunk
-from .._events import Event, Notice
+from .._events import Comment, Event, Notice
 from .._format import STREAMING_HEADERS, nice_scale, seconds, tick_label, visible
 from .._format import size as _size
 from .._outcome import Audience, Outcome, State, say
@@ -42,20 +43,26 @@ def safe(text: str, *, newlines: bool = True, style: str = "") -> Text:
     return Text(visible(text.replace("\r\n", "\n")), style=style)
 
 
+def markup(text: str) -> str:
+    """Captured text (or a file name) to put into a rich markup string: escaped as `safe` does,
+    its square brackets kept from being read as markup."""
+    return escape(visible(text))
+
+
 def request_line(capture: Capture) -> Text:
     line = Text()
     if capture.request is not None:
-        line.append(capture.request.method + " ", style="bold")
+        line.append_text(safe(capture.request.method + " ", newlines=False, style="bold"))
         line.append_text(safe(capture.request.url, newlines=False))
     else:
-        line.append(capture.path or "<stdin>", style="bold")
+        line.append_text(safe(capture.path or "<stdin>", newlines=False, style="bold"))
         line.append("  (raw body: no request, headers or timing)", style="dim")
     if capture.response is not None:
         r = capture.response
         ok = 200 <= r.status < 300
         line.append("  →  ")
-        line.append(f"{r.status} {r.reason}".strip(), style="green" if ok else "bold red")
-        line.append(f"  {r.http_version}", style="dim")
+        line.append_text(safe(f"{r.status} {r.reason}".strip(), newlines=False, style="green" if ok else "bold red"))
+        line.append_text(safe(f"  {r.http_version}", newlines=False, style="dim"))
     return line
 
 
@@ -462,22 +469,61 @@ def show_view(a: Analysis, report: Report, arrivals: Arrivals | None = None) -> 
     return Group(*parts)
 
 
-def events_table(events: list[Event]) -> Table:
-    table = Table(box=None, header_style="bold", pad_edge=False)
-    table.add_column("#", justify="right")
-    table.add_column("t", justify="right")
-    table.add_column("type", style="cyan")
-    table.add_column("id")
-    table.add_column("data", overflow="fold", ratio=1)
-    table.add_column("offset", justify="right", style="dim")
-    for e in events:
-        data = e.data if len(e.data) <= 300 else e.data[:297] + "..."
-        table.add_row(
-            str(e.index),
-            seconds(e.t),
-            safe(e.type, newlines=False),
-            safe(e.id, newlines=False),
-            safe(data, newlines=False),
-            str(e.start),
-        )
-    return table
+class EventsTable(Observer):
+    """The `events` table printed as the capture is read: a rich Table for every `BATCH` events (the
+    first with the header), so time stays linear and memory flat however many events. A column is
+    never narrower than in the batches before, so they line up; a short capture is one table.
+    Comments (with `comments`) are listed after it."""
+
+    BATCH = 500
+    WIDEST = 16
+    """The widest a column is held open for the batches after (a long type or id is cut, as rich does)."""
+
+    def __init__(self, console: Console, *, comments: bool = False) -> None:
+        self.console = console
+        self.comments = comments
+        self.rows: list[list[Text]] = []
+        self.widths = [0] * 6
+        self.header = True
+        self.comment_lines: list[Text] = []
+
+    def event(self, event: Event, flags: object) -> None:
+        data = event.data if len(event.data) <= 300 else event.data[:297] + "..."
+        cells = (safe(event.type, newlines=False), safe(event.id, newlines=False), safe(data, newlines=False))
+        self.rows.append([Text(str(event.index)), Text(seconds(event.t)), *cells, Text(str(event.start))])
+        if len(self.rows) == self.BATCH:
+            self.flush()
+
+    def comment(self, comment: Comment) -> None:
+        if self.comments:
+            line = f"comment at byte {comment.offset}, t={seconds(comment.t)}: {comment.text}"
+            self.comment_lines.append(safe(line, newlines=False))
+
+    def flush(self) -> None:
+        """Print the events read since the last batch."""
+        if not self.rows and not self.header:
+            return
+        widths = list(self.widths)  # those of the batches before: the first batch is laid out as rich likes
+        for row in self.rows:
+            for i, cell in enumerate(row):
+                self.widths[i] = max(self.widths[i], min(cell.cell_len, self.WIDEST))
+        table = Table(box=None, header_style="bold", pad_edge=False, show_header=self.header)
+        head = ("#", "t", "type", "id", "data", "offset")
+        justify = ("right", "right", "left", "left", "left", "right")
+        style = ("", "", "cyan", "", "", "dim")
+        for i, name in enumerate(head):
+            if i == 4:
+                table.add_column(name, overflow="fold", ratio=1)
+            else:
+                table.add_column(name, justify=justify[i], style=style[i],  # type: ignore[arg-type]
+                                 min_width=max(widths[i], len(name)))  # fmt: skip
+        for row in self.rows:
+            table.add_row(*row)
+        self.console.print(table)
+        self.rows.clear()
+        self.header = False
+
+    def close(self, analysis: Analysis) -> None:
+        self.flush()
+        for line in self.comment_lines:
+            self.console.print(line)

@@ -18,6 +18,7 @@ from rich.text import Text
 
 from .._analysis import analyze
 from .._events import Event
+from .._format import visible
 from .._loading import load_capture
 from .._outcome import Audience, Outcome, say
 from .._playback import Pacing, Playback, PlaybackStep
@@ -85,7 +86,8 @@ def replay(capture: str, speed: float, instant: bool, rechunk: RechunkSpec | Non
            show_events: bool) -> None:  # fmt: skip
     """Play a stream back in the terminal as its user saw it: the answer growing, with a status line.
 
-    When stdout is not a terminal, plain text is written as it arrives (no control codes).
+    When stdout is not a terminal, plain text is written as it arrives (no control codes: those
+    in the answer are written as escapes; `text` writes the answer exactly).
     A stream that did not end cleanly plays to the moment it ended (the silence before a cut
     included), then a line on stderr says how it ended. replay plays, `check` judges: it exits 0
     however the recording ended.
@@ -122,7 +124,7 @@ def _replay_lines(playback: Playback, pace: Pace, console: Console, *, raw: bool
         for item in step.items:
             if isinstance(item, Event):
                 line = Text(f"{t:9.3f} s  #{item.index:<4} ", style="dim")
-                line.append(f"{item.type} ", style="cyan")
+                line.append_text(_render.safe(f"{item.type} ", newlines=False, style="cyan"))
                 line.append_text(_render.safe(item.data, newlines=False))
                 console.print(line, soft_wrap=True)
     return step
@@ -131,7 +133,8 @@ def _replay_lines(playback: Playback, pace: Pace, console: Console, *, raw: bool
 def _replay_plain(playback: Playback, pace: Pace) -> PlaybackStep:
     """The answer's text as it grows; the last step."""
     for step in pace.steps(playback):
-        sys.stdout.write("\n" + step.text if step.restarted else step.text)
+        text = visible(step.text)
+        sys.stdout.write("\n" + text if step.restarted else text)
         sys.stdout.flush()
     sys.stdout.write("\n")
     sys.stdout.flush()

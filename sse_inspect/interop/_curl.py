@@ -33,6 +33,7 @@ so that export and import round-trip exactly.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -400,7 +401,8 @@ def write_curl_trace(capture: Capture) -> str:
     def stamp(t: float | None) -> str:
         if not timed:
             return ""
-        us = (base + round((t or 0.0) * 1e6)) % _DAY_US
+        micros = (t or 0.0) * 1e6
+        us = (base + (round(micros) if math.isfinite(micros) else 0)) % _DAY_US  # (a hostile t=1e308: midnight)
         return f"{us // 3_600_000_000:02d}:{us // 60_000_000 % 60:02d}:{us // 1_000_000 % 60:02d}.{us % 1_000_000:06d} "
 
     def block(kind: str, t: float | None, data: bytes) -> None:
@@ -431,7 +433,10 @@ def write_curl_trace(capture: Capture) -> str:
     if end is not None and end.kind == "complete":
         if chunked:
             block("<= Recv data", last, b"0\r\n\r\n")
-        host = urlsplit(request.url).netloc.rpartition("@")[2]
+        try:
+            host = urlsplit(request.url).netloc.rpartition("@")[2]
+        except ValueError:  # a hostile `http://[::1/v1`
+            host = "?"
         out.append(f"{stamp(last)}== Info: Connection #0 to host {host} left intact\n")
     elif end is not None:
         out.append(f"{stamp(last)}== Info: {end.error or end.kind}\n{stamp(last)}== Info: Closing connection 0\n")

@@ -263,7 +263,7 @@ def write_har(capture: Capture) -> str:
             "cookies": [],
             "headers": [{"name": k, "value": v} for k, v in request.headers],
             "queryString": [
-                {"name": k, "value": v} for k, v in parse_qsl(urlsplit(request.url).query, keep_blank_values=True)
+                {"name": k, "value": v} for k, v in parse_qsl(_query(request.url), keep_blank_values=True)
             ],
             "headersSize": -1,
             "bodySize": len(request.body.encode("utf-8", "surrogatepass")) if request.body is not None else 0,
@@ -292,3 +292,11 @@ def write_har(capture: Capture) -> str:
         entry["request"]["postData"] = {"mimeType": request.header("content-type") or "", "text": request.body}
     doc = {"log": {"version": "1.2", "creator": {"name": "sse-inspect", "version": __version__}, "entries": [entry]}}
     return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
+
+
+def _query(url: str) -> str:
+    """The query of `url`; none when it does not parse (a hostile `http://[::1/v1`)."""
+    try:
+        return urlsplit(url).query
+    except ValueError:
+        return ""
