@@ -10,21 +10,27 @@ step per chunk (cumulative bytes), a dashed `<path class="events">` (cumulative 
 `<rect class="hold">` silences before and `<rect class="burst">` releases of check's
 buffering bursts, `<rect class="silence">` long silences, `<line class="ttfb">` and
 `<line class="first-token">`, and a `<g class="end complete|cut|errored">` end mark.
+
+No capture can make the page big: past `PLOT_STEPS` chunks (or events) the plot draws one step per
+pixel column, each table shows its first `HEAD_ROWS` and last `TAIL_ROWS` rows and says how many it
+left out, and each text shows its first `TEXT_SHOWN` characters and says how many more there were.
 """
 
 from __future__ import annotations
 
 import html
 from collections.abc import Callable, Iterator, Sequence
+from typing import TypeVar
 
 from ._analysis import Analysis
-from ._diff import TimingDiff, diff_timing
+from ._diff import EventDelay, TimingDiff, diff_timing
 from ._errors import SSEInspectError
 from ._format import STREAMING_HEADERS, nice_scale, seconds, size, tick_label, visible
 from ._outcome import Outcome, State
 from ._version import __version__
-from .checks import Report, Severity
+from .checks import Finding, Report, Severity
 from .checks.evidence import Bursts, Silence
+from .dialects import Choice, ToolCall
 
 __all__ = ["CSP", "PALETTE", "esc", "html_report"]
 
@@ -32,6 +38,20 @@ PALETTE = ("#1f6fb4", "#d62728", "#2a9d3a", "#8e44ad", "#e67e22", "#16a6b6", "#c
 """One colour per capture, in order (then again)."""
 CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 """No script, no fetch, no image, no font: the page can load and run nothing."""
+
+PLOT_STEPS = 2000
+"""Up to this many chunks (events) a capture's plot draws one step for each; past it, one step for
+each pixel column of the plot (over all of that column's chunks: from the bytes before its first to
+the bytes after its last), so the page stays small and the shape is the same at the plot's resolution."""
+HEAD_ROWS, TAIL_ROWS = 200, 50
+"""A table (the hold table, findings, notices, choices, tool calls, bands on the plot) longer than
+their sum shows its first HEAD_ROWS rows and last TAIL_ROWS, and says how many it left out."""
+TEXT_SHOWN = 100_000
+"""Characters of each text shown (an answer's text, reasoning, refusal, tool-call arguments); the rest is counted."""
+NAME_SHOWN = 1000
+"""Characters of each name or one-line value shown (a file name, URL, header value, notice)."""
+
+T = TypeVar("T")
 
 # the plot's geometry, in SVG user units
 _W, _H = 960, 400
@@ -68,6 +88,30 @@ def esc(value: object) -> str:
     return html.escape(visible(str(value).replace("\r\n", "\n")), quote=True)
 
 
+def _clip(value: object, limit: int = NAME_SHOWN) -> str:
+    """`value` as text, cut to `limit` characters with a note of how many more there were."""
+    text = str(value)
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text) - limit:,} more characters)"
+
+
+def _pre(text: str) -> str:
+    """A `<pre>` of `text`, its first TEXT_SHOWN characters, and a note of how many more there were."""
+    if len(text) <= TEXT_SHOWN:
+        return f"<pre>{esc(text)}</pre>"
+    return (f'<pre>{esc(text[:TEXT_SHOWN])}</pre><p class="dim left-out">… {len(text) - TEXT_SHOWN:,} more '
+            "characters not shown</p>")  # fmt: skip
+
+
+def _some(items: Sequence[T], row: Callable[[T], str], left_out: Callable[[int], str]) -> Iterator[str]:
+    """`row` of each of `items`, or of the first HEAD_ROWS and the last TAIL_ROWS, with `left_out(n)` between."""
+    if len(items) <= HEAD_ROWS + TAIL_ROWS:
+        yield from map(row, items)
+        return
+    yield from map(row, items[:HEAD_ROWS])
+    yield left_out(len(items) - HEAD_ROWS - TAIL_ROWS)
+    yield from map(row, items[len(items) - TAIL_ROWS :])
+
+
 def _end_class(o: Outcome) -> str:
     """The end mark's CSS class: complete, cut or errored."""
     return "complete" if o.ok else "errored" if o.state is State.ERRORED else "cut"
@@ -79,7 +123,7 @@ def _label(i: int) -> str:
 
 def _name(r: Report, i: int) -> str:
     c = r.analysis.capture
-    return c.path or (c.request.url if c.request else f"capture {i + 1}")
+    return _clip(c.path or (c.request.url if c.request else f"capture {i + 1}"))
 
 
 def _colour(i: int) -> str:
@@ -124,7 +168,7 @@ def _summary(reports: Sequence[Report]) -> str:
         rows.append(
             f'<tr><td><span class="swatch" style="background:{_colour(i)}"></span><a href="#capture-{i}">'
             f'{_label(i)}</a></td><td class="mono">{esc(_name(r, i))}</td><td>{esc(r.analysis.dialect)}</td>'
-            f'<td class="verdict {_tone(r)}">{esc(r.verdict)}</td></tr>'
+            f'<td class="verdict {_tone(r)}">{esc(_clip(r.verdict))}</td></tr>'
         )
     return f'<table class="summary"><tr><th></th><th>capture</th><th>dialect</th><th>verdict</th></tr>{"".join(rows)}</table>'
 
@@ -206,32 +250,50 @@ def _series(r: Report, i: int, x: Callable[[float], float], b_max: float, e_max:
     def ye(n: float) -> float:
         return bottom - n / e_max * _PH
 
-    def band(cls: str, t0: float, t1: float, tip: str, fill: str = colour) -> str:
+    def band(cls: str, t0: float, t1: float, tip: str, fill: str) -> str:
         width = max(x(t1) - x(t0), 3.0)
         return (f'<rect class="{cls}" data-capture="{i}" x="{_n(x(t0))}" y="{_TOP}" width="{_n(width)}" '
                 f'height="{_PH}" fill="{fill}"><title>{esc(tip)}</title></rect>')  # fmt: skip
 
     yield f'<g class="capture" id="plot-{i}" data-capture="{i}" data-chunks="{len(c.chunks)}" data-events="{len(a.events)}">'
+    bands: list[tuple[str, float, float, str, str]] = []  # (class, from, to, tip, fill)
     for _, found in r.evidence(Bursts):
         for b in found.bursts:
             t0, t1 = b.t - b.silence_s, b.t + b.span_ms / 1000
-            yield band("hold", t0, b.t, f"{label}: {b.events} text events held {seconds(b.silence_s)}")
-            yield band("burst", b.t, t1, f"{label}: burst of {b.events} text events ({size(b.bytes)}) "
-                                         f"released in {b.span_ms:g} ms at t={seconds(b.t)}")  # fmt: skip
+            bands.append(("hold", t0, b.t, f"{label}: {b.events} text events held {seconds(b.silence_s)}", colour))
+            bands.append(("burst", b.t, t1, f"{label}: burst of {b.events} text events ({size(b.bytes)}) "
+                                            f"released in {b.span_ms:g} ms at t={seconds(b.t)}", colour))  # fmt: skip
     for f, gap in r.evidence(Silence):
-        yield band("silence", gap.start, gap.end, f"{label}: {f.message}", "#9aa4ae")
-    t_prev, total = 0.0, 0
-    for k, chunk in enumerate(c.chunks):
-        t = chunk.t or 0.0
-        y0, total = yb(total), total + len(chunk.data)
-        yield (f'<path class="chunk" data-chunk="{k}" stroke="{colour}" d="M{_n(x(t_prev))} {_n(y0)}H{_n(x(t))}'
-               f'V{_n(yb(total))}"><title>{esc(f"{label} chunk {k}: {size(len(chunk.data))} at {seconds(t)}")}'
-               "</title></path>")  # fmt: skip
-        t_prev = t
+        bands.append(("silence", gap.start, gap.end, f"{label}: {f.message}", "#9aa4ae"))
+    yield from _some(bands, lambda b: band(*b), lambda n: f'<desc class="left-out">{n} more bands not drawn</desc>')
+    if len(c.chunks) <= PLOT_STEPS:
+        t_prev, total = 0.0, 0
+        for k, chunk in enumerate(c.chunks):
+            t = chunk.t or 0.0
+            y0, total = yb(total), total + len(chunk.data)
+            yield (f'<path class="chunk" data-chunk="{k}" stroke="{colour}" d="M{_n(x(t_prev))} {_n(y0)}H{_n(x(t))}'
+                   f'V{_n(yb(total))}"><title>{esc(f"{label} chunk {k}: {size(len(chunk.data))} at {seconds(t)}")}'
+                   "</title></path>")  # fmt: skip
+            t_prev = t
+    else:
+        t_prev, total = 0.0, 0
+        for k0, k1 in _columns([x(chunk.t or 0.0) for chunk in c.chunks]):
+            t0, t1 = c.chunks[k0].t or 0.0, c.chunks[k1 - 1].t or 0.0
+            before = total
+            total += sum(len(chunk.data) for chunk in c.chunks[k0:k1])
+            tip = f"{label} chunks {k0} to {k1 - 1}: {size(total - before)} from {seconds(t0)} to {seconds(t1)}"
+            yield (f'<path class="chunk" data-chunks="{k0}-{k1 - 1}" stroke="{colour}" d="M{_n(x(t_prev))} {_n(yb(before))}'
+                   f'H{_n(x(t0))}V{_n(yb(total))}H{_n(x(t1))}"><title>{esc(tip)}</title></path>')  # fmt: skip
+            t_prev = t1
     t_end = c.duration or t_prev
     if t_end > t_prev:
         yield f'<path class="tail" stroke="{colour}" d="M{_n(x(t_prev))} {_n(yb(total))}H{_n(x(t_end))}"/>'
-    steps = "".join(f"H{_n(x(e.t or 0.0))}V{_n(ye(e.index + 1))}" for e in a.events)
+    if len(a.events) <= PLOT_STEPS:
+        steps = "".join(f"H{_n(x(e.t or 0.0))}V{_n(ye(e.index + 1))}" for e in a.events)
+    else:
+        ev = a.events
+        steps = "".join(f"H{_n(x(ev[k0].t or 0.0))}V{_n(ye(ev[k1 - 1].index + 1))}H{_n(x(ev[k1 - 1].t or 0.0))}"
+                        for k0, k1 in _columns([x(e.t or 0.0) for e in ev]))  # fmt: skip
     yield f'<path class="events" stroke="{colour}" d="M{_n(x(0))} {_n(ye(0))}{steps}"/>'
     marks = (("ttfb", a.timing.ttfb, "first byte"), ("first-token", a.timing.first_token, "first token"))
     for row, (cls, when, what) in enumerate(marks, start=2 * i):
@@ -250,6 +312,22 @@ def _series(r: Report, i: int, x: Callable[[float], float], b_max: float, e_max:
            f'style="fill:{colour};font-weight:700">{mark}</text><title>{esc(f"{label}: {words} at {seconds(t_end)}")}'
            "</title></g>")  # fmt: skip
     yield "</g>"
+
+
+def _columns(xs: Sequence[float]) -> list[tuple[int, int]]:
+    """The runs of points `xs` (x positions, in order) that fall in one pixel column of the plot, as
+    (first, end) indexes. A point left of the one before it (time went back) joins that one's column, so
+    the runs are at most as many as the plot's columns."""
+    runs: list[tuple[int, int]] = []
+    column = -1
+    for k, x in enumerate(xs):
+        here = max(column, min(int(max(x, _LEFT)), _LEFT + _PW))
+        if here == column:
+            runs[-1] = (runs[-1][0], k + 1)
+        else:
+            runs.append((k, k + 1))
+            column = here
+    return runs
 
 
 # -- the hold table ----------------------------------------------------------------------------
@@ -280,11 +358,13 @@ def _hold_table(td: TimingDiff) -> Iterator[str]:
     yield f"<details{opened}><summary>{len(td.matched)} events on both sides, {len(held)} held</summary>"
     yield ('<table class="holds"><tr><th class="n">A #</th><th class="n">B #</th><th>type</th><th class="n">t in A</th>'
            '<th class="n">t in B</th><th class="n">delay</th><th class="n">hold</th></tr>')  # fmt: skip
-    for d in td.matched:
+    def row(d: EventDelay) -> str:
         cls = ' class="held"' if id(d) in held else ""
-        yield (f'<tr{cls}><td class="n">{d.a.index}</td><td class="n">{d.b.index}</td><td class="mono">{esc(d.a.type)}'
-               f'</td><td class="n">{seconds(d.t_a)}</td><td class="n">{seconds(d.t_b)}</td>'
-               f'<td class="n">{seconds(d.delay)}</td><td class="n">{seconds(d.hold)}</td></tr>')  # fmt: skip
+        return (f'<tr{cls}><td class="n">{d.a.index}</td><td class="n">{d.b.index}</td><td class="mono">'
+                f'{esc(_clip(d.a.type))}</td><td class="n">{seconds(d.t_a)}</td><td class="n">{seconds(d.t_b)}</td>'
+                f'<td class="n">{seconds(d.delay)}</td><td class="n">{seconds(d.hold)}</td></tr>')  # fmt: skip
+
+    yield from _some(td.matched, row, lambda n: f'<tr class="left-out"><td colspan="7">… {n} more events</td></tr>')
     yield "</table></details>"
     if td.only_a or td.only_b:
         yield f'<p class="dim">{len(td.only_a)} event(s) only in A, {len(td.only_b)} only in B.</p>'
@@ -301,8 +381,8 @@ def _capture_section(r: Report, i: int) -> Iterator[str]:
     yield _request_line(a)
     if c.recorder:
         when = f"recorded {c.recorded_at} · " if c.recorded_at else ""
-        yield f'<p class="meta">{esc(when + c.recorder)}</p>'
-    yield f'<p class="verdict {_tone(r)}">{esc(r.verdict)}</p>'
+        yield f'<p class="meta">{esc(_clip(when + c.recorder))}</p>'
+    yield f'<p class="verdict {_tone(r)}">{esc(_clip(r.verdict))}</p>'
     yield _outcome(a)
     yield '<div class="cols">'
     yield from _headers(a)
@@ -310,9 +390,7 @@ def _capture_section(r: Report, i: int) -> Iterator[str]:
     yield "</div>"
     if r.findings:
         yield '<h3>Findings</h3><ul class="findings">'
-        for f in r.findings:
-            yield (f'<li class="finding" data-code="{esc(f.code)}"><span class="sev {f.severity!s}">{f.severity!s}</span> '
-                   f'<code>{esc(f.code)}</code> {esc(f.message)}<div class="fix">→ {esc(f.fix)}</div></li>')  # fmt: skip
+        yield from _some(r.findings, _finding, lambda n: f'<li class="left-out">… {n} more findings</li>')
         yield "</ul>"
     for s in r.skipped:
         yield f'<p class="skipped">skipped {esc(", ".join(s.codes))}: {esc(s.reason)}</p>'
@@ -321,17 +399,22 @@ def _capture_section(r: Report, i: int) -> Iterator[str]:
     yield "</section>"
 
 
+def _finding(f: Finding) -> str:
+    return (f'<li class="finding" data-code="{esc(f.code)}"><span class="sev {f.severity!s}">{f.severity!s}</span> '
+            f'<code>{esc(f.code)}</code> {esc(_clip(f.message))}<div class="fix">→ {esc(_clip(f.fix))}</div></li>')
+
+
 def _request_line(a: Analysis) -> str:
     c = a.capture
     if c.request is None:
         line = "<b>raw body</b>: no request, headers or timing"
     else:
-        line = f'<b>{esc(c.request.method)}</b> <span class="mono">{esc(c.request.url)}</span>'
+        line = f'<b>{esc(_clip(c.request.method))}</b> <span class="mono">{esc(_clip(c.request.url))}</span>'
     if c.response is not None:
         resp = c.response
         ok = "ok" if 200 <= resp.status < 300 else "error"
-        line += (f' → <span class="{ok}">{resp.status} {esc(resp.reason)}</span> '
-                 f'<span class="dim">{esc(resp.http_version)}</span>')  # fmt: skip
+        line += (f' → <span class="{ok}">{resp.status} {esc(_clip(resp.reason))}</span> '
+                 f'<span class="dim">{esc(_clip(resp.http_version))}</span>')  # fmt: skip
     return f'<p class="request">{line}</p>'
 
 
@@ -340,17 +423,17 @@ def _outcome(a: Analysis) -> str:
     state, words = _end_class(a.outcome), a.outcome.words
     bits = [esc(ans.dialect)]
     if ans.model:
-        bits.append(esc(ans.model))
+        bits.append(esc(_clip(ans.model)))
     if ans.end_marker is not None:
         n = len(ans.end_marker_events)
         seen = "seen" if n == 1 else f"seen {n} times" if n else "MISSING"
         bits.append(f"end marker <code>{esc(ans.end_marker)}</code> {seen}")
     if ans.finish_reason is not None:
-        bits.append(f"finish <code>{esc(ans.finish_reason)}</code>")
+        bits.append(f"finish <code>{esc(_clip(ans.finish_reason))}</code>")
     end = a.capture.end
     bits.append("recording " + ("INCOMPLETE (no end line)" if end is None else esc(end.kind)))
     if end is not None and end.error:
-        bits[-1] += f": {esc(end.error)}"
+        bits[-1] += f": {esc(_clip(end.error))}"
     mark = "✔" if state == "complete" else "✘"
     return f'<p class="outcome"><b class="{state}">{mark} {esc(words)}</b> · {" · ".join(bits)}</p>'
 
@@ -361,7 +444,8 @@ def _headers(a: Analysis) -> Iterator[str]:
     if not rows:
         return
     yield '<table class="headers"><tr><th colspan="2">streaming headers</th></tr>'
-    yield from (f'<tr><td class="mono">{esc(n)}</td><td class="mono">{esc(v)}</td></tr>' for n, v in rows)
+    yield from _some(rows, lambda h: f'<tr><td class="mono">{esc(_clip(h[0]))}</td><td class="mono">{esc(_clip(h[1]))}</td></tr>',
+                     lambda n: f'<tr class="left-out"><td colspan="2">… {n} more headers</td></tr>')
     yield "</table>"
 
 
@@ -389,29 +473,37 @@ def _timing(a: Analysis) -> str:
 def _answer(a: Analysis) -> Iterator[str]:
     ans = a.answer
     yield '<h3>Answer</h3><div class="answer">'
-    shown = False
-    for choice in ans.choices:
-        title = f"choice {choice.index}: " if len(ans.choices) > 1 else ""
-        for what, text in (("reasoning", choice.reasoning), ("tool plan", choice.plan)):
-            if text:
-                yield f'<details class="{what.replace(" ", "-")}"><summary>{title}{what}</summary><pre>{esc(text)}</pre></details>'
-        if choice.text:
-            yield f'<div class="text">{title and f"<b>{title}</b>"}<pre>{esc(choice.text)}</pre></div>'
-        if choice.refusal:
-            yield f'<div class="refusal warning">{title}refusal<pre>{esc(choice.refusal)}</pre></div>'
-        for call in choice.tool_calls:
-            bad = "" if call.arguments_valid_json else ' <span class="error">(arguments are not valid JSON)</span>'
-            yield (f'<div class="tool-call">{title}tool call <code>{esc(call.name)}</code>{bad}'
-                   f"<pre>{esc(call.arguments or '(no arguments)')}</pre></div>")  # fmt: skip
-        if choice.finish_reason is not None:
-            yield f'<p class="finish">{title}finish reason <code>{esc(choice.finish_reason)}</code></p>'
-        shown = shown or bool(choice.text or choice.refusal or choice.tool_calls or choice.reasoning or choice.plan)
+    several = len(ans.choices) > 1
+    blocks = _some(ans.choices, lambda c: "\n".join(_choice(c, several)),
+                   lambda n: f'<p class="dim left-out">… {n} more choices</p>')
+    yield from (block for block in blocks if block)  # a choice with nothing to show adds no line
+    shown = any(c.text or c.refusal or c.tool_calls or c.reasoning or c.plan for c in ans.choices)
     if not shown:
         yield '<p class="dim">(no answer text in this stream)</p>'
     if ans.usage:
         usage = ", ".join(f"{k}={v}" for k, v in ans.usage.items() if isinstance(v, int | float))
-        yield f'<p class="usage">usage <span class="mono">{esc(usage)}</span></p>'
+        yield f'<p class="usage">usage <span class="mono">{esc(_clip(usage))}</span></p>'
     yield "</div>"
+
+
+def _choice(choice: Choice, several: bool) -> Iterator[str]:
+    title = f"choice {choice.index}: " if several else ""
+    for what, text in (("reasoning", choice.reasoning), ("tool plan", choice.plan)):
+        if text:
+            yield f'<details class="{what.replace(" ", "-")}"><summary>{title}{what}</summary>{_pre(text)}</details>'
+    if choice.text:
+        yield f'<div class="text">{title and f"<b>{title}</b>"}{_pre(choice.text)}</div>'
+    if choice.refusal:
+        yield f'<div class="refusal warning">{title}refusal{_pre(choice.refusal)}</div>'
+
+    def call(call: ToolCall) -> str:
+        bad = "" if call.arguments_valid_json else ' <span class="error">(arguments are not valid JSON)</span>'
+        return (f'<div class="tool-call">{title}tool call <code>{esc(_clip(call.name))}</code>{bad}'
+                f"{_pre(call.arguments or '(no arguments)')}</div>")  # fmt: skip
+
+    yield from _some(choice.tool_calls, call, lambda n: f'<p class="dim left-out">… {n} more tool calls</p>')
+    if choice.finish_reason is not None:
+        yield f'<p class="finish">{title}finish reason <code>{esc(_clip(choice.finish_reason))}</code></p>'
 
 
 def _notices(a: Analysis) -> Iterator[str]:
@@ -419,5 +511,6 @@ def _notices(a: Analysis) -> Iterator[str]:
     lines += [f"in-band error at event #{e.event_index}: {e.message}" for e in a.answer.errors]
     if lines:
         yield '<h3>Notices</h3><ul class="notices">'
-        yield from (f"<li>{esc(line)}</li>" for line in lines)
+        yield from _some(lines, lambda line: f"<li>{esc(_clip(line))}</li>",
+                         lambda n: f'<li class="left-out">… {n} more notices</li>')
         yield "</ul>"
