@@ -19,10 +19,14 @@ left out, and each text shows its first `TEXT_SHOWN` characters and says how man
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import TypeVar
 
-from ._analysis import Analysis
+from ._analysis import Analysis, Observer
+from ._capture import Chunk
+from ._events import Event
 from ._diff import EventDelay, TimingDiff, diff_timing
 from ._errors import SSEInspectError
 from ._format import STREAMING_HEADERS, nice_scale, seconds, size, tick_label, visible
@@ -30,9 +34,9 @@ from ._outcome import Outcome, State
 from ._version import __version__
 from .checks import Finding, Report, Severity
 from .checks.evidence import Bursts, Silence
-from .dialects import Choice, ToolCall
+from .dialects import Choice, EventFlags, ToolCall
 
-__all__ = ["CSP", "PALETTE", "esc", "html_report"]
+__all__ = ["CSP", "PALETTE", "Trace", "esc", "html_report"]
 
 PALETTE = ("#1f6fb4", "#d62728", "#2a9d3a", "#8e44ad", "#e67e22", "#16a6b6", "#c2185b", "#7f6a00")
 """One colour per capture, in order (then again)."""
@@ -135,12 +139,96 @@ def _tone(r: Report) -> str:
     return str(r.worst) if r.worst is not None and r.worst >= Severity.WARNING else "ok"
 
 
-def _timed(r: Report) -> bool:
-    return r.analysis.capture.timed and all(c.t is not None for c in r.analysis.capture.chunks)
+@dataclass(slots=True)
+class _Run:
+    """Points `first` to `last` of a step series: their times, and the total before and after them."""
+
+    first: int
+    last: int
+    t0: float
+    t1: float
+    before: int
+    after: int
+    slot: float
+    """Which time slot of the series' current width the run is in (never less than the run before's)."""
 
 
-def html_report(reports: Sequence[Report], *, title: str = "sse-inspect report") -> str:
-    """The whole page for `reports` (captures overlaid in this order, labelled A, B, ...)."""
+class Steps:
+    """A cumulative step series (the bytes, chunk by chunk; the events, one by one) kept in a bounded
+    number of runs, whatever the number of points: one run a point up to 2 * PLOT_STEPS of them; past
+    that, the points are merged into time slots that double in width as the series outgrows them, a
+    run keeping its first and last point's times and the totals before and after, which is all a step
+    plot at a pixel's resolution needs. A point earlier than the one before it joins its run."""
+
+    def __init__(self) -> None:
+        self.runs: list[_Run] = []
+        self.count = self.total = 0
+        self.width = 0.0
+        """Seconds a slot spans (0: a run for each point)."""
+
+    def add(self, t: float, amount: int) -> None:
+        t = t if math.isfinite(t) else 0.0
+        k, before = self.count, self.total
+        self.count, self.total = k + 1, before + amount
+        slot = t // self.width if self.width else float(k)
+        runs = self.runs
+        if runs and slot <= runs[-1].slot:
+            run = runs[-1]
+            run.last, run.t1, run.after = k, t, self.total
+        else:
+            runs.append(_Run(k, k, t, t, before, self.total, slot))
+            if len(runs) > 2 * PLOT_STEPS:
+                self._coarsen()
+
+    def _coarsen(self) -> None:
+        """Merge the runs into slots at least twice as wide, few enough to fit PLOT_STEPS runs and more."""
+        span = max(run.t1 for run in self.runs) - self.runs[0].t0
+        self.width = max(2 * self.width, span / PLOT_STEPS, 1e-9)
+        merged: list[_Run] = []
+        for run in self.runs:
+            run.slot = max(run.t0 // self.width, merged[-1].slot if merged else run.t0 // self.width)
+            if merged and run.slot == merged[-1].slot:
+                last = merged[-1]
+                last.last, last.t1, last.after = run.last, run.t1, run.after
+            else:
+                merged.append(run)
+        self.runs = merged
+
+
+class Trace(Observer):
+    """What the arrival plot needs of one capture, gathered as its analysis passes (an `Observer`),
+    in memory bounded however long the stream: its chunks as they crossed the wire and its events,
+    each as `Steps`, and whether every chunk had a time."""
+
+    def __init__(self) -> None:
+        self.chunks, self.events = Steps(), Steps()
+        self.timed = True
+
+    @classmethod
+    def of(cls, analysis: Analysis) -> Trace:
+        """The trace of an analysis that kept its capture's chunks and its events."""
+        trace = cls()
+        for chunk in analysis.capture.chunks:
+            trace.wire(chunk)
+        for event in analysis.events:
+            trace.events.add(event.t or 0.0, 1)
+        return trace
+
+    def wire(self, chunk: Chunk) -> None:
+        self.timed = self.timed and chunk.t is not None
+        self.chunks.add(chunk.t or 0.0, len(chunk.data))
+
+    def event(self, event: Event, flags: EventFlags) -> None:
+        self.events.add(event.t or 0.0, 1)
+
+
+def html_report(reports: Sequence[Report], *, title: str = "sse-inspect report",
+                traces: Sequence[Trace] | None = None) -> str:  # fmt: skip
+    """The whole page for `reports` (captures overlaid in this order, labelled A, B, ...). `traces`: a
+    `Trace` of each report's analysis pass; without them, the analyses must have kept their chunks and
+    events (`keep=True`), which the plot is then drawn from."""
+    if traces is None:
+        traces = [Trace.of(r.analysis) for r in reports]
     names = ", ".join(_name(r, i) for i, r in enumerate(reports))
     parts = [
         "<!DOCTYPE html>",
@@ -150,7 +238,7 @@ def html_report(reports: Sequence[Report], *, title: str = "sse-inspect report")
         f"<title>{esc(title)}: {esc(names)}</title><style>{_CSS}</style></head>",
         f'<body data-captures="{len(reports)}"><h1>{esc(title)}</h1>',
         _summary(reports),
-        *_plot(reports),
+        *_plot(reports, traces),
         *_holds(reports),
         *(line for i, r in enumerate(reports) for line in _capture_section(r, i)),
         (
@@ -180,15 +268,19 @@ def _n(v: float) -> str:
     return f"{v:.2f}".rstrip("0").rstrip(".")
 
 
-def _plot(reports: Sequence[Report]) -> Iterator[str]:
-    timed = [(i, r) for i, r in enumerate(reports) if _timed(r)]
+def _timed(r: Report, trace: Trace) -> bool:
+    return r.analysis.capture.timed and trace.timed
+
+
+def _plot(reports: Sequence[Report], traces: Sequence[Trace]) -> Iterator[str]:
+    timed = [(i, r, traces[i]) for i, r in enumerate(reports) if _timed(r, traces[i])]
     yield "<h2>Arrival</h2>"
     if not timed:
         yield '<p class="untimed">No arrival plot: untimed capture(s), the source kept no per-chunk arrival times.</p>'
         return
-    t_step, t_max = nice_scale(max((r.analysis.capture.duration or 0.0) for _, r in timed), 8)
-    b_step, b_max = nice_scale(max(r.analysis.timing.bytes for _, r in timed), 4)
-    e_step, e_max = nice_scale(max(4, *(r.analysis.timing.events for _, r in timed)), 4)
+    t_step, t_max = nice_scale(max(_duration(r, trace) for _, r, trace in timed), 8)
+    b_step, b_max = nice_scale(max(r.analysis.timing.bytes for _, r, _ in timed), 4)
+    e_step, e_max = nice_scale(max(4, *(r.analysis.timing.events for _, r, _ in timed)), 4)
 
     def x(t: float) -> float:
         return _LEFT + t / t_max * _PW
@@ -198,12 +290,12 @@ def _plot(reports: Sequence[Report]) -> Iterator[str]:
         f'aria-label="cumulative bytes and events against time since the request">'
     )
     yield from _axes(t_max, t_step, (b_max, b_step), (e_max, e_step), x)
-    for i, r in timed:
-        yield from _series(r, i, x, b_max, e_max)
+    for i, r, trace in timed:
+        yield from _series(r, trace, i, x, b_max, e_max)
     yield "</svg>"
     legend = []
     for i, r in enumerate(reports):
-        what = "" if _timed(r) else ' <span class="dim">(untimed: not plotted)</span>'
+        what = "" if _timed(r, traces[i]) else ' <span class="dim">(untimed: not plotted)</span>'
         legend.append(f'<span class="swatch" style="background:{_colour(i)}"></span>{_label(i)} '
                       f'<span class="mono">{esc(_name(r, i))}</span>{what}')  # fmt: skip
     yield (
@@ -238,7 +330,16 @@ def _axes(t_max: float, t_step: float, b: tuple[float, float], e: tuple[float, f
     yield f'<text x="{right}" y="{_TOP - 10}" text-anchor="middle">events</text>'
 
 
-def _series(r: Report, i: int, x: Callable[[float], float], b_max: float, e_max: float) -> Iterator[str]:
+def _duration(r: Report, trace: Trace) -> float:
+    """Seconds from the request to the end, or to the last chunk when there is no end line (0: no chunk)."""
+    end = r.analysis.capture.end
+    if end is not None and end.t is not None:
+        return end.t
+    return trace.chunks.runs[-1].t1 if trace.chunks.runs else 0.0
+
+
+def _series(r: Report, trace: Trace, i: int, x: Callable[[float], float], b_max: float,
+            e_max: float) -> Iterator[str]:  # fmt: skip
     a = r.analysis
     c = a.capture
     colour, label = _colour(i), _label(i)
@@ -255,7 +356,8 @@ def _series(r: Report, i: int, x: Callable[[float], float], b_max: float, e_max:
         return (f'<rect class="{cls}" data-capture="{i}" x="{_n(x(t0))}" y="{_TOP}" width="{_n(width)}" '
                 f'height="{_PH}" fill="{fill}"><title>{esc(tip)}</title></rect>')  # fmt: skip
 
-    yield f'<g class="capture" id="plot-{i}" data-capture="{i}" data-chunks="{len(c.chunks)}" data-events="{len(a.events)}">'
+    chunks, events = trace.chunks, trace.events
+    yield f'<g class="capture" id="plot-{i}" data-capture="{i}" data-chunks="{chunks.count}" data-events="{events.count}">'
     bands: list[tuple[str, float, float, str, str]] = []  # (class, from, to, tip, fill)
     for _, found in r.evidence(Bursts):
         for b in found.bursts:
@@ -266,34 +368,30 @@ def _series(r: Report, i: int, x: Callable[[float], float], b_max: float, e_max:
     for f, gap in r.evidence(Silence):
         bands.append(("silence", gap.start, gap.end, f"{label}: {f.message}", "#9aa4ae"))
     yield from _some(bands, lambda b: band(*b), lambda n: f'<desc class="left-out">{n} more bands not drawn</desc>')
-    if len(c.chunks) <= PLOT_STEPS:
-        t_prev, total = 0.0, 0
-        for k, chunk in enumerate(c.chunks):
-            t = chunk.t or 0.0
-            y0, total = yb(total), total + len(chunk.data)
-            yield (f'<path class="chunk" data-chunk="{k}" stroke="{colour}" d="M{_n(x(t_prev))} {_n(y0)}H{_n(x(t))}'
-                   f'V{_n(yb(total))}"><title>{esc(f"{label} chunk {k}: {size(len(chunk.data))} at {seconds(t)}")}'
+    t_prev = 0.0
+    if chunks.count <= PLOT_STEPS:  # a run is a chunk
+        for run in chunks.runs:
+            k, t, n = run.first, run.t0, run.after - run.before
+            yield (f'<path class="chunk" data-chunk="{k}" stroke="{colour}" d="M{_n(x(t_prev))} {_n(yb(run.before))}'
+                   f'H{_n(x(t))}V{_n(yb(run.after))}"><title>{esc(f"{label} chunk {k}: {size(n)} at {seconds(t)}")}'
                    "</title></path>")  # fmt: skip
             t_prev = t
     else:
-        t_prev, total = 0.0, 0
-        for k0, k1 in _columns([x(chunk.t or 0.0) for chunk in c.chunks]):
-            t0, t1 = c.chunks[k0].t or 0.0, c.chunks[k1 - 1].t or 0.0
-            before = total
-            total += sum(len(chunk.data) for chunk in c.chunks[k0:k1])
-            tip = f"{label} chunks {k0} to {k1 - 1}: {size(total - before)} from {seconds(t0)} to {seconds(t1)}"
-            yield (f'<path class="chunk" data-chunks="{k0}-{k1 - 1}" stroke="{colour}" d="M{_n(x(t_prev))} {_n(yb(before))}'
-                   f'H{_n(x(t0))}V{_n(yb(total))}H{_n(x(t1))}"><title>{esc(tip)}</title></path>')  # fmt: skip
-            t_prev = t1
+        for run in _columns(chunks.runs, x):
+            tip = (f"{label} chunks {run.first} to {run.last}: {size(run.after - run.before)} from {seconds(run.t0)} "
+                   f"to {seconds(run.t1)}")  # fmt: skip
+            yield (f'<path class="chunk" data-chunks="{run.first}-{run.last}" stroke="{colour}" d="M{_n(x(t_prev))} '
+                   f'{_n(yb(run.before))}H{_n(x(run.t0))}V{_n(yb(run.after))}H{_n(x(run.t1))}"><title>{esc(tip)}'
+                   "</title></path>")  # fmt: skip
+            t_prev = run.t1
+    total = chunks.total
     t_end = c.duration or t_prev
     if t_end > t_prev:
         yield f'<path class="tail" stroke="{colour}" d="M{_n(x(t_prev))} {_n(yb(total))}H{_n(x(t_end))}"/>'
-    if len(a.events) <= PLOT_STEPS:
-        steps = "".join(f"H{_n(x(e.t or 0.0))}V{_n(ye(e.index + 1))}" for e in a.events)
+    if events.count <= PLOT_STEPS:
+        steps = "".join(f"H{_n(x(run.t0))}V{_n(ye(run.after))}" for run in events.runs)
     else:
-        ev = a.events
-        steps = "".join(f"H{_n(x(ev[k0].t or 0.0))}V{_n(ye(ev[k1 - 1].index + 1))}H{_n(x(ev[k1 - 1].t or 0.0))}"
-                        for k0, k1 in _columns([x(e.t or 0.0) for e in ev]))  # fmt: skip
+        steps = "".join(f"H{_n(x(run.t0))}V{_n(ye(run.after))}H{_n(x(run.t1))}" for run in _columns(events.runs, x))
     yield f'<path class="events" stroke="{colour}" d="M{_n(x(0))} {_n(ye(0))}{steps}"/>'
     marks = (("ttfb", a.timing.ttfb, "first byte"), ("first-token", a.timing.first_token, "first token"))
     for row, (cls, when, what) in enumerate(marks, start=2 * i):
@@ -314,20 +412,20 @@ def _series(r: Report, i: int, x: Callable[[float], float], b_max: float, e_max:
     yield "</g>"
 
 
-def _columns(xs: Sequence[float]) -> list[tuple[int, int]]:
-    """The runs of points `xs` (x positions, in order) that fall in one pixel column of the plot, as
-    (first, end) indexes. A point left of the one before it (time went back) joins that one's column, so
-    the runs are at most as many as the plot's columns."""
-    runs: list[tuple[int, int]] = []
+def _columns(runs: Sequence[_Run], x: Callable[[float], float]) -> list[_Run]:
+    """`runs` merged into one per pixel column of the plot (by where each starts). A run left of the one
+    before it (time went back) joins that one's column, so there are at most as many as columns."""
+    merged: list[_Run] = []
     column = -1
-    for k, x in enumerate(xs):
-        here = max(column, min(int(max(x, _LEFT)), _LEFT + _PW))
+    for run in runs:
+        here = max(column, min(int(max(x(run.t0), _LEFT)), _LEFT + _PW))
         if here == column:
-            runs[-1] = (runs[-1][0], k + 1)
+            last = merged[-1]
+            merged[-1] = _Run(last.first, run.last, last.t0, run.t1, last.before, run.after, last.slot)
         else:
-            runs.append((k, k + 1))
+            merged.append(run)
             column = here
-    return runs
+    return merged
 
 
 # -- the hold table ----------------------------------------------------------------------------
