@@ -542,8 +542,10 @@ def _headers(a: Analysis) -> Iterator[str]:
     if not rows:
         return
     yield '<table class="headers"><tr><th colspan="2">streaming headers</th></tr>'
-    yield from _some(rows, lambda h: f'<tr><td class="mono">{esc(_clip(h[0]))}</td><td class="mono">{esc(_clip(h[1]))}</td></tr>',
-                     lambda n: f'<tr class="left-out"><td colspan="2">… {n} more headers</td></tr>')
+    def row(header: tuple[str, str]) -> str:
+        return f'<tr><td class="mono">{esc(_clip(header[0]))}</td><td class="mono">{esc(_clip(header[1]))}</td></tr>'
+
+    yield from _some(rows, row, lambda n: f'<tr class="left-out"><td colspan="2">… {n} more headers</td></tr>')
     yield "</table>"
 
 

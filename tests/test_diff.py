@@ -429,7 +429,8 @@ def _ping_capture(path: Path, n: int, *, changed_every: int) -> str:
 
 @pytest.mark.parametrize("by", ["events", "timing"])
 def test_diff_of_long_hostile_streams_is_fast_and_right(tmp_path: Path, by: str) -> None:
-    """20,000 repeated events (and [DONE]) against the same with 19 changed: seconds, not minutes (difflib: over a minute)."""
+    """20,000 repeated events (and [DONE]) against the same with 19 changed: seconds, not minutes
+    (difflib: over a minute), and the answer difflib gave."""
     a = _ping_capture(tmp_path / "a.jsonl", 20_000, changed_every=20_000)
     b = _ping_capture(tmp_path / "b.jsonl", 20_000, changed_every=1000)
     code, out, _ = run(a, b, "--by", by, "--json")

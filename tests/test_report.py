@@ -468,12 +468,16 @@ def test_a_long_hold_table_shows_its_ends_and_counts_the_rest() -> None:
     rows = list(table.iter("tr"))[1:]
     assert len(rows) == 200 + 1 + 50
     assert "… 4751 more events" in "".join(rows[200].itertext())
-    assert [r.find("td").text for r in (rows[0], rows[199], rows[201], rows[-1])] == ["0", "199", "4951", "5000"]  # type: ignore[union-attr]
+    first_cells = [r.find("td").text for r in (rows[0], rows[199], rows[201], rows[-1])]  # type: ignore[union-attr]
+    assert first_cells == ["0", "199", "4951", "5000"]
 
 
 def test_many_notices_and_tool_calls_are_shown_at_both_ends() -> None:
-    calls = [T.sse({"choices": [{"index": 0, "delta": {"tool_calls": [
-        {"index": k, "id": f"c{k}", "function": {"name": f"f{k}", "arguments": "{}"}}]}}]}) for k in range(3000)]  # fmt: skip
+    def call(k: int) -> bytes:
+        tool = {"index": k, "id": f"c{k}", "function": {"name": f"f{k}", "arguments": "{}"}}
+        return T.sse({"choices": [{"index": 0, "delta": {"tool_calls": [tool]}}]})
+
+    calls = [call(k) for k in range(3000)]
     bad = [b"foo: ignored\ndata: {}\n\n"] * 3000  # a notice each (ignored-field)
     events = [*calls, *bad, T.sse("[DONE]")]
     root = tree(page(T.capture([(0.3 + 0.0001 * i, e) for i, e in enumerate(events)])))
