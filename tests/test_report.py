@@ -503,3 +503,19 @@ def test_the_report_of_a_long_capture_stays_small_in_memory_and_on_disk(tmp_path
     assert peak < 150 * 2**20, peak
     (events,) = re.findall(r'data-events="(\d+)"', out.read_text(encoding="utf-8"))
     assert int(events) > 200_000
+
+
+@pytest.mark.parametrize("times", ["steady", "backwards", "huge"])
+def test_the_plot_data_kept_while_streaming_stays_bounded(times: str) -> None:
+    """A Trace keeps at most 2 * PLOT_STEPS runs however many points come and whatever their times
+    (going back, negative, 1.7e308), and the runs still cover every point and every byte."""
+    from sse_inspect.report import PLOT_STEPS, Steps
+
+    steps = Steps()
+    n = 100_000
+    for k in range(n):
+        t = {"steady": 0.001 * k, "backwards": (-1) ** k * 0.01 * k, "huge": 1.7e308 if k % 3 else -5.0}[times]
+        steps.add(t, 2)
+    assert len(steps.runs) <= 2 * PLOT_STEPS
+    assert (steps.runs[0].first, steps.runs[-1].last, steps.count, steps.total) == (0, n - 1, n, 2 * n)
+    assert all(b.first == a.last + 1 and b.before == a.after for a, b in zip(steps.runs, steps.runs[1:]))
