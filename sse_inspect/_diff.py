@@ -11,7 +11,9 @@ over the hop's own latency floor.
 
 from __future__ import annotations
 
+import bisect
 import difflib
+from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
@@ -150,12 +152,127 @@ class EventsDiff:
         return all(c.op == "equal" for c in self.changes)
 
 
-def _opcodes(
-    a: Sequence[Event], b: Sequence[Event], key: Callable[[Event], Hashable]
-) -> list[tuple[str, int, int, int, int]]:
-    # autojunk off: a stream's repeated events (pings, empty deltas) must still align
-    matcher = difflib.SequenceMatcher(None, [key(e) for e in a], [key(e) for e in b], autojunk=False)
-    return [(tag, i1, i2, j1, j2) for tag, i1, i2, j1, j2 in matcher.get_opcodes()]
+Opcode = tuple[str, int, int, int, int]
+"""(tag, i1, i2, j1, j2) as `difflib.SequenceMatcher.get_opcodes` gives them: a[i1:i2] is b[j1:j2]
+("equal"), became it ("replace"), went ("delete", j1 == j2) or came ("insert", i1 == i2)."""
+
+EXACT_PAIRS = 1_000_000
+"""How much exact alignment one comparison may do, in pairs of events: aligning a stretch of `n`
+events of A with `m` of B by difflib costs `n * m` of them (and difflib's time grows at least with
+that product). Two captures of up to 1,000 events each are aligned entirely as difflib aligns them."""
+
+
+def _opcodes(a: Sequence[Event], b: Sequence[Event], key: Callable[[Event], Hashable]) -> list[Opcode]:
+    return _Aligner([key(e) for e in a], [key(e) for e in b]).opcodes()
+
+
+class _Aligner:
+    """Aligns two sequences of keys in time near-linear in their lengths, however hostile.
+
+    Within `EXACT_PAIRS` the answer is difflib's (the longest matching run, then recursively either
+    side of it). Past it: the common head and tail are equal; in the middle, the keys found exactly
+    once on each side are anchors, and the longest run of anchors in the same order on both sides
+    (patience diff) is equal; each gap between two anchors has its own head and tail matched, and
+    its middle is aligned by difflib while the budget of `EXACT_PAIRS` lasts. A middle left over
+    when the budget has run out, or when nothing anchors it, is compared position by position (the
+    k-th event of A's stretch with the k-th of B's: equal or replaced), the longer side's extra events
+    deleted or inserted at its end. So events that were only changed in place still line up; when A
+    and B differ wildly, their events pair up in order.
+    """
+
+    def __init__(self, a: Sequence[Hashable], b: Sequence[Hashable]) -> None:
+        self.a, self.b = a, b
+        self.budget = EXACT_PAIRS
+
+    def opcodes(self) -> list[Opcode]:
+        ops = self._align(0, len(self.a), 0, len(self.b), anchored=True)
+        merged: list[Opcode] = []
+        for op in ops:
+            if merged and op[0] == merged[-1][0] == "equal":
+                merged[-1] = ("equal", merged[-1][1], op[2], merged[-1][3], op[4])
+            else:
+                merged.append(op)
+        return merged
+
+    def _exact(self, i1: int, i2: int, j1: int, j2: int) -> list[Opcode]:
+        self.budget -= (i2 - i1) * (j2 - j1)
+        # autojunk off: a stream's repeated events (pings, empty deltas) must still align
+        matcher = difflib.SequenceMatcher(None, self.a[i1:i2], self.b[j1:j2], autojunk=False)
+        return [(tag, i1 + x1, i1 + x2, j1 + y1, j1 + y2) for tag, x1, x2, y1, y2 in matcher.get_opcodes()]
+
+    def _align(self, i1: int, i2: int, j1: int, j2: int, *, anchored: bool) -> list[Opcode]:
+        if (i2 - i1) * (j2 - j1) <= self.budget:
+            return self._exact(i1, i2, j1, j2)
+        a, b = self.a, self.b
+        head = 0
+        while i1 + head < i2 and j1 + head < j2 and a[i1 + head] == b[j1 + head]:
+            head += 1
+        tail = 0
+        while i2 - tail > i1 + head and j2 - tail > j1 + head and a[i2 - tail - 1] == b[j2 - tail - 1]:
+            tail += 1
+        m1, m2, n1, n2 = i1 + head, i2 - tail, j1 + head, j2 - tail
+        ops: list[Opcode] = [("equal", i1, m1, j1, n1)] if head else []
+        if (m2 - m1) * (n2 - n1) <= self.budget:
+            ops += self._exact(m1, m2, n1, n2)
+        elif anchored:
+            ops += self._anchored(m1, m2, n1, n2)
+        else:
+            ops += self._in_order(m1, m2, n1, n2)
+        if tail:
+            ops.append(("equal", m2, i2, n2, j2))
+        return ops
+
+    def _anchored(self, i1: int, i2: int, j1: int, j2: int) -> list[Opcode]:
+        a, b = self.a, self.b
+        in_a, in_b = Counter(a[i1:i2]), Counter(b[j1:j2])
+        where_b = {b[j]: j for j in range(j1, j2) if in_b[b[j]] == 1}
+        pairs = [(i, where_b[a[i]]) for i in range(i1, i2) if in_a[a[i]] == 1 and a[i] in where_b]
+        ops: list[Opcode] = []
+        for i, j in _increasing(pairs):
+            ops += self._align(i1, i, j1, j, anchored=False)
+            ops.append(("equal", i, i + 1, j, j + 1))
+            i1, j1 = i + 1, j + 1
+        return ops + self._align(i1, i2, j1, j2, anchored=False)
+
+
+    def _in_order(self, i1: int, i2: int, j1: int, j2: int) -> list[Opcode]:
+        """a[i1:i2] against b[j1:j2] position by position; the longer side's rest deleted or inserted."""
+        ops: list[Opcode] = []
+        n = min(i2 - i1, j2 - j1)
+        k = 0
+        while k < n:
+            same = self.a[i1 + k] == self.b[j1 + k]
+            run = k + 1
+            while run < n and (self.a[i1 + run] == self.b[j1 + run]) == same:
+                run += 1
+            ops.append(("equal" if same else "replace", i1 + k, i1 + run, j1 + k, j1 + run))
+            k = run
+        if i1 + n < i2:
+            ops.append(("delete", i1 + n, i2, j2, j2))
+        if j1 + n < j2:
+            ops.append(("insert", i2, i2, j1 + n, j2))
+        return ops
+
+
+def _increasing(pairs: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The longest run of `pairs` (in their order) whose second items increase: n log n."""
+    ends: list[int] = []  # ends[k]: the pair ending the best run of length k + 1 found so far
+    end_js: list[int] = []  # and its second item: the smallest any run of that length ends on
+    before = [-1] * len(pairs)
+    for n, (_, j) in enumerate(pairs):
+        k = bisect.bisect_left(end_js, j)
+        before[n] = ends[k - 1] if k else -1
+        if k == len(ends):
+            ends.append(n)
+            end_js.append(j)
+        else:
+            ends[k], end_js[k] = n, j
+    run: list[tuple[int, int]] = []
+    n = ends[-1] if ends else -1
+    while n >= 0:
+        run.append(pairs[n])
+        n = before[n]
+    return run[::-1]
 
 
 def diff_events(a: Analysis, b: Analysis) -> EventsDiff:

@@ -10,28 +10,52 @@ step per chunk (cumulative bytes), a dashed `<path class="events">` (cumulative 
 `<rect class="hold">` silences before and `<rect class="burst">` releases of check's
 buffering bursts, `<rect class="silence">` long silences, `<line class="ttfb">` and
 `<line class="first-token">`, and a `<g class="end complete|cut|errored">` end mark.
+
+No capture can make the page big: past `PLOT_STEPS` chunks (or events) the plot draws one step per
+pixel column, each table shows its first `HEAD_ROWS` and last `TAIL_ROWS` rows and says how many it
+left out, and each text shows its first `TEXT_SHOWN` characters and says how many more there were.
 """
 
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
 
-from ._analysis import Analysis
-from ._diff import TimingDiff, diff_timing
+from ._analysis import Analysis, Observer
+from ._capture import Chunk
+from ._events import Event
+from ._diff import EventDelay, TimingDiff, diff_timing
 from ._errors import SSEInspectError
 from ._format import STREAMING_HEADERS, nice_scale, seconds, size, tick_label, visible
 from ._outcome import Outcome, State
 from ._version import __version__
-from .checks import Report, Severity
+from .checks import Finding, Report, Severity
 from .checks.evidence import Bursts, Silence
+from .dialects import Choice, EventFlags, ToolCall
 
-__all__ = ["CSP", "PALETTE", "esc", "html_report"]
+__all__ = ["CSP", "PALETTE", "Trace", "esc", "html_report"]
 
 PALETTE = ("#1f6fb4", "#d62728", "#2a9d3a", "#8e44ad", "#e67e22", "#16a6b6", "#c2185b", "#7f6a00")
 """One colour per capture, in order (then again)."""
 CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 """No script, no fetch, no image, no font: the page can load and run nothing."""
+
+PLOT_STEPS = 2000
+"""Up to this many chunks (events) a capture's plot draws one step for each; past it, one step for
+each pixel column of the plot (over all of that column's chunks: from the bytes before its first to
+the bytes after its last), so the page stays small and the shape is the same at the plot's resolution."""
+HEAD_ROWS, TAIL_ROWS = 200, 50
+"""A table (the hold table, findings, notices, choices, tool calls, bands on the plot) longer than
+their sum shows its first HEAD_ROWS rows and last TAIL_ROWS, and says how many it left out."""
+TEXT_SHOWN = 100_000
+"""Characters of each text shown (an answer's text, reasoning, refusal, tool-call arguments); the rest is counted."""
+NAME_SHOWN = 1000
+"""Characters of each name or one-line value shown (a file name, URL, header value, notice)."""
+
+T = TypeVar("T")
 
 # the plot's geometry, in SVG user units
 _W, _H = 960, 400
@@ -68,6 +92,30 @@ def esc(value: object) -> str:
     return html.escape(visible(str(value).replace("\r\n", "\n")), quote=True)
 
 
+def _clip(value: object, limit: int = NAME_SHOWN) -> str:
+    """`value` as text, cut to `limit` characters with a note of how many more there were."""
+    text = str(value)
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text) - limit:,} more characters)"
+
+
+def _pre(text: str) -> str:
+    """A `<pre>` of `text`, its first TEXT_SHOWN characters, and a note of how many more there were."""
+    if len(text) <= TEXT_SHOWN:
+        return f"<pre>{esc(text)}</pre>"
+    return (f'<pre>{esc(text[:TEXT_SHOWN])}</pre><p class="dim left-out">… {len(text) - TEXT_SHOWN:,} more '
+            "characters not shown</p>")  # fmt: skip
+
+
+def _some(items: Sequence[T], row: Callable[[T], str], left_out: Callable[[int], str]) -> Iterator[str]:
+    """`row` of each of `items`, or of the first HEAD_ROWS and the last TAIL_ROWS, with `left_out(n)` between."""
+    if len(items) <= HEAD_ROWS + TAIL_ROWS:
+        yield from map(row, items)
+        return
+    yield from map(row, items[:HEAD_ROWS])
+    yield left_out(len(items) - HEAD_ROWS - TAIL_ROWS)
+    yield from map(row, items[len(items) - TAIL_ROWS :])
+
+
 def _end_class(o: Outcome) -> str:
     """The end mark's CSS class: complete, cut or errored."""
     return "complete" if o.ok else "errored" if o.state is State.ERRORED else "cut"
@@ -79,7 +127,7 @@ def _label(i: int) -> str:
 
 def _name(r: Report, i: int) -> str:
     c = r.analysis.capture
-    return c.path or (c.request.url if c.request else f"capture {i + 1}")
+    return _clip(c.path or (c.request.url if c.request else f"capture {i + 1}"))
 
 
 def _colour(i: int) -> str:
@@ -91,12 +139,96 @@ def _tone(r: Report) -> str:
     return str(r.worst) if r.worst is not None and r.worst >= Severity.WARNING else "ok"
 
 
-def _timed(r: Report) -> bool:
-    return r.analysis.capture.timed and all(c.t is not None for c in r.analysis.capture.chunks)
+@dataclass(slots=True)
+class _Run:
+    """Points `first` to `last` of a step series: their times, and the total before and after them."""
+
+    first: int
+    last: int
+    t0: float
+    t1: float
+    before: int
+    after: int
+    slot: float
+    """Which time slot of the series' current width the run is in (never less than the run before's)."""
 
 
-def html_report(reports: Sequence[Report], *, title: str = "sse-inspect report") -> str:
-    """The whole page for `reports` (captures overlaid in this order, labelled A, B, ...)."""
+class Steps:
+    """A cumulative step series (the bytes, chunk by chunk; the events, one by one) kept in a bounded
+    number of runs, whatever the number of points: one run a point up to 2 * PLOT_STEPS of them; past
+    that, the points are merged into time slots that double in width as the series outgrows them, a
+    run keeping its first and last point's times and the totals before and after, which is all a step
+    plot at a pixel's resolution needs. A point earlier than the one before it joins its run."""
+
+    def __init__(self) -> None:
+        self.runs: list[_Run] = []
+        self.count = self.total = 0
+        self.width = 0.0
+        """Seconds a slot spans (0: a run for each point)."""
+
+    def add(self, t: float, amount: int) -> None:
+        t = t if math.isfinite(t) else 0.0
+        k, before = self.count, self.total
+        self.count, self.total = k + 1, before + amount
+        slot = t // self.width if self.width else float(k)
+        runs = self.runs
+        if runs and slot <= runs[-1].slot:
+            run = runs[-1]
+            run.last, run.t1, run.after = k, t, self.total
+        else:
+            runs.append(_Run(k, k, t, t, before, self.total, slot))
+            if len(runs) > 2 * PLOT_STEPS:
+                self._coarsen()
+
+    def _coarsen(self) -> None:
+        """Merge the runs into slots at least twice as wide, few enough to fit PLOT_STEPS runs and more."""
+        span = max(run.t1 for run in self.runs) - self.runs[0].t0
+        self.width = max(2 * self.width, span / PLOT_STEPS, 1e-9)
+        merged: list[_Run] = []
+        for run in self.runs:
+            run.slot = max(run.t0 // self.width, merged[-1].slot if merged else run.t0 // self.width)
+            if merged and run.slot == merged[-1].slot:
+                last = merged[-1]
+                last.last, last.t1, last.after = run.last, run.t1, run.after
+            else:
+                merged.append(run)
+        self.runs = merged
+
+
+class Trace(Observer):
+    """What the arrival plot needs of one capture, gathered as its analysis passes (an `Observer`),
+    in memory bounded however long the stream: its chunks as they crossed the wire and its events,
+    each as `Steps`, and whether every chunk had a time."""
+
+    def __init__(self) -> None:
+        self.chunks, self.events = Steps(), Steps()
+        self.timed = True
+
+    @classmethod
+    def of(cls, analysis: Analysis) -> Trace:
+        """The trace of an analysis that kept its capture's chunks and its events."""
+        trace = cls()
+        for chunk in analysis.capture.chunks:
+            trace.wire(chunk)
+        for event in analysis.events:
+            trace.events.add(event.t or 0.0, 1)
+        return trace
+
+    def wire(self, chunk: Chunk) -> None:
+        self.timed = self.timed and chunk.t is not None
+        self.chunks.add(chunk.t or 0.0, len(chunk.data))
+
+    def event(self, event: Event, flags: EventFlags) -> None:
+        self.events.add(event.t or 0.0, 1)
+
+
+def html_report(reports: Sequence[Report], *, title: str = "sse-inspect report",
+                traces: Sequence[Trace] | None = None) -> str:  # fmt: skip
+    """The whole page for `reports` (captures overlaid in this order, labelled A, B, ...). `traces`: a
+    `Trace` of each report's analysis pass; without them, the analyses must have kept their chunks and
+    events (`keep=True`), which the plot is then drawn from."""
+    if traces is None:
+        traces = [Trace.of(r.analysis) for r in reports]
     names = ", ".join(_name(r, i) for i, r in enumerate(reports))
     parts = [
         "<!DOCTYPE html>",
@@ -106,7 +238,7 @@ def html_report(reports: Sequence[Report], *, title: str = "sse-inspect report")
         f"<title>{esc(title)}: {esc(names)}</title><style>{_CSS}</style></head>",
         f'<body data-captures="{len(reports)}"><h1>{esc(title)}</h1>',
         _summary(reports),
-        *_plot(reports),
+        *_plot(reports, traces),
         *_holds(reports),
         *(line for i, r in enumerate(reports) for line in _capture_section(r, i)),
         (
@@ -124,7 +256,7 @@ def _summary(reports: Sequence[Report]) -> str:
         rows.append(
             f'<tr><td><span class="swatch" style="background:{_colour(i)}"></span><a href="#capture-{i}">'
             f'{_label(i)}</a></td><td class="mono">{esc(_name(r, i))}</td><td>{esc(r.analysis.dialect)}</td>'
-            f'<td class="verdict {_tone(r)}">{esc(r.verdict)}</td></tr>'
+            f'<td class="verdict {_tone(r)}">{esc(_clip(r.verdict))}</td></tr>'
         )
     return f'<table class="summary"><tr><th></th><th>capture</th><th>dialect</th><th>verdict</th></tr>{"".join(rows)}</table>'
 
@@ -136,15 +268,19 @@ def _n(v: float) -> str:
     return f"{v:.2f}".rstrip("0").rstrip(".")
 
 
-def _plot(reports: Sequence[Report]) -> Iterator[str]:
-    timed = [(i, r) for i, r in enumerate(reports) if _timed(r)]
+def _timed(r: Report, trace: Trace) -> bool:
+    return r.analysis.capture.timed and trace.timed
+
+
+def _plot(reports: Sequence[Report], traces: Sequence[Trace]) -> Iterator[str]:
+    timed = [(i, r, traces[i]) for i, r in enumerate(reports) if _timed(r, traces[i])]
     yield "<h2>Arrival</h2>"
     if not timed:
         yield '<p class="untimed">No arrival plot: untimed capture(s), the source kept no per-chunk arrival times.</p>'
         return
-    t_step, t_max = nice_scale(max((r.analysis.capture.duration or 0.0) for _, r in timed), 8)
-    b_step, b_max = nice_scale(max(r.analysis.timing.bytes for _, r in timed), 4)
-    e_step, e_max = nice_scale(max(4, *(r.analysis.timing.events for _, r in timed)), 4)
+    t_step, t_max = nice_scale(max(_duration(r, trace) for _, r, trace in timed), 8)
+    b_step, b_max = nice_scale(max(r.analysis.timing.bytes for _, r, _ in timed), 4)
+    e_step, e_max = nice_scale(max(4, *(r.analysis.timing.events for _, r, _ in timed)), 4)
 
     def x(t: float) -> float:
         return _LEFT + t / t_max * _PW
@@ -154,12 +290,12 @@ def _plot(reports: Sequence[Report]) -> Iterator[str]:
         f'aria-label="cumulative bytes and events against time since the request">'
     )
     yield from _axes(t_max, t_step, (b_max, b_step), (e_max, e_step), x)
-    for i, r in timed:
-        yield from _series(r, i, x, b_max, e_max)
+    for i, r, trace in timed:
+        yield from _series(r, trace, i, x, b_max, e_max)
     yield "</svg>"
     legend = []
     for i, r in enumerate(reports):
-        what = "" if _timed(r) else ' <span class="dim">(untimed: not plotted)</span>'
+        what = "" if _timed(r, traces[i]) else ' <span class="dim">(untimed: not plotted)</span>'
         legend.append(f'<span class="swatch" style="background:{_colour(i)}"></span>{_label(i)} '
                       f'<span class="mono">{esc(_name(r, i))}</span>{what}')  # fmt: skip
     yield (
@@ -194,7 +330,16 @@ def _axes(t_max: float, t_step: float, b: tuple[float, float], e: tuple[float, f
     yield f'<text x="{right}" y="{_TOP - 10}" text-anchor="middle">events</text>'
 
 
-def _series(r: Report, i: int, x: Callable[[float], float], b_max: float, e_max: float) -> Iterator[str]:
+def _duration(r: Report, trace: Trace) -> float:
+    """Seconds from the request to the end, or to the last chunk when there is no end line (0: no chunk)."""
+    end = r.analysis.capture.end
+    if end is not None and end.t is not None:
+        return end.t
+    return trace.chunks.runs[-1].t1 if trace.chunks.runs else 0.0
+
+
+def _series(r: Report, trace: Trace, i: int, x: Callable[[float], float], b_max: float,
+            e_max: float) -> Iterator[str]:  # fmt: skip
     a = r.analysis
     c = a.capture
     colour, label = _colour(i), _label(i)
@@ -206,32 +351,47 @@ def _series(r: Report, i: int, x: Callable[[float], float], b_max: float, e_max:
     def ye(n: float) -> float:
         return bottom - n / e_max * _PH
 
-    def band(cls: str, t0: float, t1: float, tip: str, fill: str = colour) -> str:
+    def band(cls: str, t0: float, t1: float, tip: str, fill: str) -> str:
         width = max(x(t1) - x(t0), 3.0)
         return (f'<rect class="{cls}" data-capture="{i}" x="{_n(x(t0))}" y="{_TOP}" width="{_n(width)}" '
                 f'height="{_PH}" fill="{fill}"><title>{esc(tip)}</title></rect>')  # fmt: skip
 
-    yield f'<g class="capture" id="plot-{i}" data-capture="{i}" data-chunks="{len(c.chunks)}" data-events="{len(a.events)}">'
+    chunks, events = trace.chunks, trace.events
+    yield f'<g class="capture" id="plot-{i}" data-capture="{i}" data-chunks="{chunks.count}" data-events="{events.count}">'
+    bands: list[tuple[str, float, float, str, str]] = []  # (class, from, to, tip, fill)
     for _, found in r.evidence(Bursts):
         for b in found.bursts:
             t0, t1 = b.t - b.silence_s, b.t + b.span_ms / 1000
-            yield band("hold", t0, b.t, f"{label}: {b.events} text events held {seconds(b.silence_s)}")
-            yield band("burst", b.t, t1, f"{label}: burst of {b.events} text events ({size(b.bytes)}) "
-                                         f"released in {b.span_ms:g} ms at t={seconds(b.t)}")  # fmt: skip
+            bands.append(("hold", t0, b.t, f"{label}: {b.events} text events held {seconds(b.silence_s)}", colour))
+            bands.append(("burst", b.t, t1, f"{label}: burst of {b.events} text events ({size(b.bytes)}) "
+                                            f"released in {b.span_ms:g} ms at t={seconds(b.t)}", colour))  # fmt: skip
     for f, gap in r.evidence(Silence):
-        yield band("silence", gap.start, gap.end, f"{label}: {f.message}", "#9aa4ae")
-    t_prev, total = 0.0, 0
-    for k, chunk in enumerate(c.chunks):
-        t = chunk.t or 0.0
-        y0, total = yb(total), total + len(chunk.data)
-        yield (f'<path class="chunk" data-chunk="{k}" stroke="{colour}" d="M{_n(x(t_prev))} {_n(y0)}H{_n(x(t))}'
-               f'V{_n(yb(total))}"><title>{esc(f"{label} chunk {k}: {size(len(chunk.data))} at {seconds(t)}")}'
-               "</title></path>")  # fmt: skip
-        t_prev = t
+        bands.append(("silence", gap.start, gap.end, f"{label}: {f.message}", "#9aa4ae"))
+    yield from _some(bands, lambda b: band(*b), lambda n: f'<desc class="left-out">{n} more bands not drawn</desc>')
+    t_prev = 0.0
+    if chunks.count <= PLOT_STEPS:  # a run is a chunk
+        for run in chunks.runs:
+            k, t, n = run.first, run.t0, run.after - run.before
+            yield (f'<path class="chunk" data-chunk="{k}" stroke="{colour}" d="M{_n(x(t_prev))} {_n(yb(run.before))}'
+                   f'H{_n(x(t))}V{_n(yb(run.after))}"><title>{esc(f"{label} chunk {k}: {size(n)} at {seconds(t)}")}'
+                   "</title></path>")  # fmt: skip
+            t_prev = t
+    else:
+        for run in _columns(chunks.runs, x):
+            tip = (f"{label} chunks {run.first} to {run.last}: {size(run.after - run.before)} from {seconds(run.t0)} "
+                   f"to {seconds(run.t1)}")  # fmt: skip
+            yield (f'<path class="chunk" data-chunks="{run.first}-{run.last}" stroke="{colour}" d="M{_n(x(t_prev))} '
+                   f'{_n(yb(run.before))}H{_n(x(run.t0))}V{_n(yb(run.after))}H{_n(x(run.t1))}"><title>{esc(tip)}'
+                   "</title></path>")  # fmt: skip
+            t_prev = run.t1
+    total = chunks.total
     t_end = c.duration or t_prev
     if t_end > t_prev:
         yield f'<path class="tail" stroke="{colour}" d="M{_n(x(t_prev))} {_n(yb(total))}H{_n(x(t_end))}"/>'
-    steps = "".join(f"H{_n(x(e.t or 0.0))}V{_n(ye(e.index + 1))}" for e in a.events)
+    if events.count <= PLOT_STEPS:
+        steps = "".join(f"H{_n(x(run.t0))}V{_n(ye(run.after))}" for run in events.runs)
+    else:
+        steps = "".join(f"H{_n(x(run.t0))}V{_n(ye(run.after))}H{_n(x(run.t1))}" for run in _columns(events.runs, x))
     yield f'<path class="events" stroke="{colour}" d="M{_n(x(0))} {_n(ye(0))}{steps}"/>'
     marks = (("ttfb", a.timing.ttfb, "first byte"), ("first-token", a.timing.first_token, "first token"))
     for row, (cls, when, what) in enumerate(marks, start=2 * i):
@@ -250,6 +410,22 @@ def _series(r: Report, i: int, x: Callable[[float], float], b_max: float, e_max:
            f'style="fill:{colour};font-weight:700">{mark}</text><title>{esc(f"{label}: {words} at {seconds(t_end)}")}'
            "</title></g>")  # fmt: skip
     yield "</g>"
+
+
+def _columns(runs: Sequence[_Run], x: Callable[[float], float]) -> list[_Run]:
+    """`runs` merged into one per pixel column of the plot (by where each starts). A run left of the one
+    before it (time went back) joins that one's column, so there are at most as many as columns."""
+    merged: list[_Run] = []
+    column = -1
+    for run in runs:
+        here = max(column, min(int(max(x(run.t0), _LEFT)), _LEFT + _PW))
+        if here == column:
+            last = merged[-1]
+            merged[-1] = _Run(last.first, run.last, last.t0, run.t1, last.before, run.after, last.slot)
+        else:
+            merged.append(run)
+            column = here
+    return merged
 
 
 # -- the hold table ----------------------------------------------------------------------------
@@ -280,11 +456,13 @@ def _hold_table(td: TimingDiff) -> Iterator[str]:
     yield f"<details{opened}><summary>{len(td.matched)} events on both sides, {len(held)} held</summary>"
     yield ('<table class="holds"><tr><th class="n">A #</th><th class="n">B #</th><th>type</th><th class="n">t in A</th>'
            '<th class="n">t in B</th><th class="n">delay</th><th class="n">hold</th></tr>')  # fmt: skip
-    for d in td.matched:
+    def row(d: EventDelay) -> str:
         cls = ' class="held"' if id(d) in held else ""
-        yield (f'<tr{cls}><td class="n">{d.a.index}</td><td class="n">{d.b.index}</td><td class="mono">{esc(d.a.type)}'
-               f'</td><td class="n">{seconds(d.t_a)}</td><td class="n">{seconds(d.t_b)}</td>'
-               f'<td class="n">{seconds(d.delay)}</td><td class="n">{seconds(d.hold)}</td></tr>')  # fmt: skip
+        return (f'<tr{cls}><td class="n">{d.a.index}</td><td class="n">{d.b.index}</td><td class="mono">'
+                f'{esc(_clip(d.a.type))}</td><td class="n">{seconds(d.t_a)}</td><td class="n">{seconds(d.t_b)}</td>'
+                f'<td class="n">{seconds(d.delay)}</td><td class="n">{seconds(d.hold)}</td></tr>')  # fmt: skip
+
+    yield from _some(td.matched, row, lambda n: f'<tr class="left-out"><td colspan="7">… {n} more events</td></tr>')
     yield "</table></details>"
     if td.only_a or td.only_b:
         yield f'<p class="dim">{len(td.only_a)} event(s) only in A, {len(td.only_b)} only in B.</p>'
@@ -301,8 +479,8 @@ def _capture_section(r: Report, i: int) -> Iterator[str]:
     yield _request_line(a)
     if c.recorder:
         when = f"recorded {c.recorded_at} · " if c.recorded_at else ""
-        yield f'<p class="meta">{esc(when + c.recorder)}</p>'
-    yield f'<p class="verdict {_tone(r)}">{esc(r.verdict)}</p>'
+        yield f'<p class="meta">{esc(_clip(when + c.recorder))}</p>'
+    yield f'<p class="verdict {_tone(r)}">{esc(_clip(r.verdict))}</p>'
     yield _outcome(a)
     yield '<div class="cols">'
     yield from _headers(a)
@@ -310,9 +488,7 @@ def _capture_section(r: Report, i: int) -> Iterator[str]:
     yield "</div>"
     if r.findings:
         yield '<h3>Findings</h3><ul class="findings">'
-        for f in r.findings:
-            yield (f'<li class="finding" data-code="{esc(f.code)}"><span class="sev {f.severity!s}">{f.severity!s}</span> '
-                   f'<code>{esc(f.code)}</code> {esc(f.message)}<div class="fix">→ {esc(f.fix)}</div></li>')  # fmt: skip
+        yield from _some(r.findings, _finding, lambda n: f'<li class="left-out">… {n} more findings</li>')
         yield "</ul>"
     for s in r.skipped:
         yield f'<p class="skipped">skipped {esc(", ".join(s.codes))}: {esc(s.reason)}</p>'
@@ -321,17 +497,22 @@ def _capture_section(r: Report, i: int) -> Iterator[str]:
     yield "</section>"
 
 
+def _finding(f: Finding) -> str:
+    return (f'<li class="finding" data-code="{esc(f.code)}"><span class="sev {f.severity!s}">{f.severity!s}</span> '
+            f'<code>{esc(f.code)}</code> {esc(_clip(f.message))}<div class="fix">→ {esc(_clip(f.fix))}</div></li>')
+
+
 def _request_line(a: Analysis) -> str:
     c = a.capture
     if c.request is None:
         line = "<b>raw body</b>: no request, headers or timing"
     else:
-        line = f'<b>{esc(c.request.method)}</b> <span class="mono">{esc(c.request.url)}</span>'
+        line = f'<b>{esc(_clip(c.request.method))}</b> <span class="mono">{esc(_clip(c.request.url))}</span>'
     if c.response is not None:
         resp = c.response
         ok = "ok" if 200 <= resp.status < 300 else "error"
-        line += (f' → <span class="{ok}">{resp.status} {esc(resp.reason)}</span> '
-                 f'<span class="dim">{esc(resp.http_version)}</span>')  # fmt: skip
+        line += (f' → <span class="{ok}">{resp.status} {esc(_clip(resp.reason))}</span> '
+                 f'<span class="dim">{esc(_clip(resp.http_version))}</span>')  # fmt: skip
     return f'<p class="request">{line}</p>'
 
 
@@ -340,17 +521,17 @@ def _outcome(a: Analysis) -> str:
     state, words = _end_class(a.outcome), a.outcome.words
     bits = [esc(ans.dialect)]
     if ans.model:
-        bits.append(esc(ans.model))
+        bits.append(esc(_clip(ans.model)))
     if ans.end_marker is not None:
         n = len(ans.end_marker_events)
         seen = "seen" if n == 1 else f"seen {n} times" if n else "MISSING"
         bits.append(f"end marker <code>{esc(ans.end_marker)}</code> {seen}")
     if ans.finish_reason is not None:
-        bits.append(f"finish <code>{esc(ans.finish_reason)}</code>")
+        bits.append(f"finish <code>{esc(_clip(ans.finish_reason))}</code>")
     end = a.capture.end
     bits.append("recording " + ("INCOMPLETE (no end line)" if end is None else esc(end.kind)))
     if end is not None and end.error:
-        bits[-1] += f": {esc(end.error)}"
+        bits[-1] += f": {esc(_clip(end.error))}"
     mark = "✔" if state == "complete" else "✘"
     return f'<p class="outcome"><b class="{state}">{mark} {esc(words)}</b> · {" · ".join(bits)}</p>'
 
@@ -361,7 +542,10 @@ def _headers(a: Analysis) -> Iterator[str]:
     if not rows:
         return
     yield '<table class="headers"><tr><th colspan="2">streaming headers</th></tr>'
-    yield from (f'<tr><td class="mono">{esc(n)}</td><td class="mono">{esc(v)}</td></tr>' for n, v in rows)
+    def row(header: tuple[str, str]) -> str:
+        return f'<tr><td class="mono">{esc(_clip(header[0]))}</td><td class="mono">{esc(_clip(header[1]))}</td></tr>'
+
+    yield from _some(rows, row, lambda n: f'<tr class="left-out"><td colspan="2">… {n} more headers</td></tr>')
     yield "</table>"
 
 
@@ -389,30 +573,38 @@ def _timing(a: Analysis) -> str:
 def _answer(a: Analysis) -> Iterator[str]:
     ans = a.answer
     yield '<h3>Answer</h3><div class="answer">'
-    shown = False
-    for choice in ans.choices:
-        title = f"choice {choice.index}: " if len(ans.choices) > 1 else ""
-        for what, text in (("reasoning", choice.reasoning), ("tool plan", choice.plan)):
-            if text:
-                yield f'<details class="{what.replace(" ", "-")}"><summary>{title}{what}</summary><pre>{esc(text)}</pre></details>'
-        if choice.text:
-            yield f'<div class="text">{title and f"<b>{title}</b>"}<pre>{esc(choice.text)}</pre></div>'
-        if choice.refusal:
-            yield f'<div class="refusal warning">{title}refusal<pre>{esc(choice.refusal)}</pre></div>'
-        for call in choice.tool_calls:
-            problem = call.arguments_problem
-            bad = f' <span class="error">({problem})</span>' if problem else ""
-            yield (f'<div class="tool-call">{title}tool call <code>{esc(call.name)}</code>{bad}'
-                   f"<pre>{esc(call.arguments or '(no arguments)')}</pre></div>")  # fmt: skip
-        if choice.finish_reason is not None:
-            yield f'<p class="finish">{title}finish reason <code>{esc(choice.finish_reason)}</code></p>'
-        shown = shown or bool(choice.text or choice.refusal or choice.tool_calls or choice.reasoning or choice.plan)
+    several = len(ans.choices) > 1
+    blocks = _some(ans.choices, lambda c: "\n".join(_choice(c, several)),
+                   lambda n: f'<p class="dim left-out">… {n} more choices</p>')
+    yield from (block for block in blocks if block)  # a choice with nothing to show adds no line
+    shown = any(c.text or c.refusal or c.tool_calls or c.reasoning or c.plan for c in ans.choices)
     if not shown:
         yield '<p class="dim">(no answer text in this stream)</p>'
     if ans.usage:
         usage = ", ".join(f"{k}={v}" for k, v in ans.usage.items() if isinstance(v, int | float))
-        yield f'<p class="usage">usage <span class="mono">{esc(usage)}</span></p>'
+        yield f'<p class="usage">usage <span class="mono">{esc(_clip(usage))}</span></p>'
     yield "</div>"
+
+
+def _choice(choice: Choice, several: bool) -> Iterator[str]:
+    title = f"choice {choice.index}: " if several else ""
+    for what, text in (("reasoning", choice.reasoning), ("tool plan", choice.plan)):
+        if text:
+            yield f'<details class="{what.replace(" ", "-")}"><summary>{title}{what}</summary>{_pre(text)}</details>'
+    if choice.text:
+        yield f'<div class="text">{title and f"<b>{title}</b>"}{_pre(choice.text)}</div>'
+    if choice.refusal:
+        yield f'<div class="refusal warning">{title}refusal{_pre(choice.refusal)}</div>'
+
+    def call(call: ToolCall) -> str:
+        problem = call.arguments_problem
+        bad = f' <span class="error">({problem})</span>' if problem else ""
+        return (f'<div class="tool-call">{title}tool call <code>{esc(_clip(call.name))}</code>{bad}'
+                f"{_pre(call.arguments or '(no arguments)')}</div>")  # fmt: skip
+
+    yield from _some(choice.tool_calls, call, lambda n: f'<p class="dim left-out">… {n} more tool calls</p>')
+    if choice.finish_reason is not None:
+        yield f'<p class="finish">{title}finish reason <code>{esc(_clip(choice.finish_reason))}</code></p>'
 
 
 def _notices(a: Analysis) -> Iterator[str]:
@@ -420,5 +612,6 @@ def _notices(a: Analysis) -> Iterator[str]:
     lines += [f"in-band error at event #{e.event_index}: {e.message}" for e in a.answer.errors]
     if lines:
         yield '<h3>Notices</h3><ul class="notices">'
-        yield from (f"<li>{esc(line)}</li>" for line in lines)
+        yield from _some(lines, lambda line: f"<li>{esc(_clip(line))}</li>",
+                         lambda n: f'<li class="left-out">… {n} more notices</li>')
         yield "</ul>"

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import difflib
 import json
+import random
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from sse_inspect import Capture, Chunk, End, Request, Response, analyze, capture_from_body, dump_capture, load_capture
+from sse_inspect import _diff
 from sse_inspect._diff import diff_events, diff_text, diff_timing
 from sse_inspect._errors import SSEInspectError
 from sse_inspect.cli import cli
@@ -303,3 +308,134 @@ def test_unrelated_streams_have_no_timing() -> None:
     b = capture_from_body([(0.1, b"data: b\n\n")])
     with pytest.raises(SSEInspectError, match="share no event"):
         diff_timing(analyze(a), analyze(b))
+
+
+# -- long and hostile streams: linear work, the same answer as difflib on normal ones ------
+
+
+def _difflib_opcodes(a: list[object], b: list[object]) -> list[tuple[str, int, int, int, int]]:
+    """The alignment every diff gave before it was bounded: difflib on the whole of A and B."""
+    return difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+
+
+def _tokens(n: int, *, seed: int = 0) -> list[object]:
+    """Keys as a long real stream has them: mostly distinct tokens, with empty deltas repeated among them."""
+    rnd = random.Random(seed)
+    return ["" if rnd.random() < 0.2 else f"tok{i}" for i in range(n)]
+
+
+def _normal_edits() -> dict[str, tuple[list[object], list[object]]]:
+    a = _tokens(1600)
+    return {
+        "equal": (a, list(a)),
+        "one insertion": (a, [*a[:700], "new", *a[700:]]),
+        "one deletion": (a, [*a[:700], *a[701:]]),
+        "one change": (a, [*a[:700], "changed", *a[701:]]),
+        "shifted": (a, [*a[25:], *_tokens(25, seed=1)]),
+        "a few edits": (a, [*a[:100], "x", *a[100:900], *a[910:1500], "y", "z", *a[1500:]]),
+    }
+
+
+@pytest.mark.parametrize("name", list(_normal_edits()))
+def test_long_normal_streams_align_as_difflib_aligned_them(name: str) -> None:
+    """Past the exact budget (1600 x 1600 events), the usual edits still give difflib's answer."""
+    a, b = _normal_edits()[name]
+    assert len(a) * len(b) > _diff.EXACT_PAIRS
+    assert _diff._Aligner(a, b).opcodes() == _difflib_opcodes(a, b)
+
+
+def _hostile(n: int) -> dict[str, tuple[list[object], list[object]]]:
+    """Streams that made difflib quadratic (or worse): repeated events everywhere."""
+    rnd = random.Random(n)
+    two = [rnd.choice("xy") for _ in range(n)]
+    changed = list(two)
+    for k in range(0, n, 97):
+        changed[k] = "z"
+    anchored = [f"u{i // 900}" if i % 900 == 0 else "x" for i in range(n)]
+    return {
+        "all the same": (["x"] * n, ["x"] * (n // 2) + ["y"] + ["x"] * (n // 2)),
+        "alternating, shifted": ([i % 2 for i in range(n)], [(i + 1) % 2 for i in range(n + 1)]),
+        "two symbols, changed in place": (two, changed),
+        "two symbols, unrelated": (two, [rnd.choice("xy") for _ in range(n)]),
+        "unique anchors around repeated runs": (anchored, [k if k != "x" else "x" for k in anchored[1:]] + ["x"]),
+        "nothing in common": (["x"] * n, ["y"] * n),
+    }
+
+
+def test_difflib_is_never_handed_more_than_the_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Counting the work: however hostile the streams, difflib aligns at most EXACT_PAIRS pairs in all."""
+    spent = []
+
+    class Counting(difflib.SequenceMatcher):  # type: ignore[type-arg]
+        def __init__(self, isjunk: None, a: list[object], b: list[object], autojunk: bool) -> None:
+            spent.append(len(a) * len(b))
+            assert sum(spent) <= 1_000_000, "difflib was handed the whole of two long streams"
+            super().__init__(isjunk, a, b, autojunk=autojunk)
+
+    monkeypatch.setattr(_diff.difflib, "SequenceMatcher", Counting)
+    for name, (a, b) in _hostile(20_000).items():
+        spent.clear()
+        ops = _diff._opcodes(a, b, lambda key: key)  # type: ignore[arg-type]
+        assert _covers(ops, a, b), name
+
+
+def _covers(ops: list[tuple[str, int, int, int, int]], a: list[object], b: list[object]) -> bool:
+    """The opcodes walk A and B from start to end without a gap, and "equal" means equal."""
+    i = j = 0
+    for tag, i1, i2, j1, j2 in ops:
+        if (i1, j1) != (i, j) or (tag == "equal" and a[i1:i2] != b[j1:j2]):
+            return False
+        i, j = i2, j2
+    return (i, j) == (len(a), len(b))
+
+
+def test_a_stretch_nothing_anchors_is_compared_in_place() -> None:
+    """Past the budget, with no event unique to anchor on: events changed in place still line up,
+    and streams with nothing in common pair up in order."""
+    a, b = _hostile(20_000)["two symbols, changed in place"]
+    ops = _diff._Aligner(a, b).opcodes()
+    replaced = sum(i2 - i1 for tag, i1, i2, _, _ in ops if tag != "equal")
+    assert replaced == sum(x != y for x, y in zip(a, b)) <= 20_000 // 97 + 1
+    a, b = _hostile(20_000)["nothing in common"]
+    assert _diff._Aligner(a, b).opcodes() == [("replace", 0, 20_000, 0, 20_000)]
+
+
+def _fastest(f: Callable[[], object], times: int = 3) -> float:
+    best = float("inf")
+    for _ in range(times):
+        start = time.perf_counter()
+        f()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+@pytest.mark.parametrize("name", list(_hostile(10)))
+def test_aligning_hostile_streams_is_linear(name: str) -> None:
+    """10x the events takes well under 30x the time (difflib took 100x and more)."""
+    small, big = _hostile(20_000)[name], _hostile(200_000)[name]
+    t_small = _fastest(lambda: _diff._Aligner(*small).opcodes())
+    t_big = _fastest(lambda: _diff._Aligner(*big).opcodes(), times=1)
+    assert t_big < 30 * max(t_small, 0.01), (t_small, t_big)
+
+
+def _ping_capture(path: Path, n: int, *, changed_every: int) -> str:
+    """n identical keep-alive events, one in `changed_every` of them different in B: difflib's worst case."""
+    datas = [b'{"ping":%d}' % (k % changed_every == 1) for k in range(n)]
+    write(path.parent, path.name, stream([0.1 + 0.001 * k for k in range(n)],
+                                         events=[b"data: %s\n\n" % d for d in datas]))  # fmt: skip
+    return str(path)
+
+
+@pytest.mark.parametrize("by", ["events", "timing"])
+def test_diff_of_long_hostile_streams_is_fast_and_right(tmp_path: Path, by: str) -> None:
+    """20,000 repeated events (and [DONE]) against the same with 19 changed: seconds, not minutes
+    (difflib: over a minute), and the answer difflib gave."""
+    a = _ping_capture(tmp_path / "a.jsonl", 20_000, changed_every=20_000)
+    b = _ping_capture(tmp_path / "b.jsonl", 20_000, changed_every=1000)
+    code, out, _ = run(a, b, "--by", by, "--json")
+    doc = json.loads(out)
+    assert code == (1 if by == "events" else 0)  # timing: the changed events are unmatched, none held
+    if by == "events":
+        assert doc["counts"] == {"equal": 20_000 + 1 - 19, "changed": 19, "missing": 0, "inserted": 0}
+    else:
+        assert (len(doc["events"]), len(doc["only_a"]), len(doc["only_b"])) == (20_000 + 1 - 19, 19, 19)

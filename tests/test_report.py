@@ -400,3 +400,122 @@ def test_escaping_alone_keeps_it_inert_without_the_csp(chromium: str, tmp_path: 
     assert 'data-pwned="' not in done.stdout
     assert [t for t, _ in tags(done.stdout).tags if t in ("script", "img")] == ["script"]  # the control only
     assert console_messages(done.stderr) == []
+
+
+# -- bounded: no capture makes the page (or the memory making it) grow without end ----------------
+
+
+def long_stream(n: int, *, silence_at: int | None = None, text: str = "") -> Capture:
+    """An OpenAI stream of n content chunks 1 ms apart (a 60 s silence before chunk `silence_at`)."""
+    events = T.openai_events(n)
+    if text:
+        events[0] = T.sse({"choices": [{"index": 0, "delta": {"content": text}}]})
+    times = [0.3 + 0.001 * i + (60.0 if silence_at is not None and i >= silence_at else 0.0) for i in range(n + 1)]
+    return T.capture(list(zip(times, events)))
+
+
+def test_a_long_stream_is_plotted_one_step_per_pixel_column() -> None:
+    """20,000 chunks: at most a step per pixel column (about 820), bytes and events to the same top,
+    the long silence still exact; and far under the 4 MB one step per chunk took."""
+    capture = long_stream(20_000, silence_at=12_000)
+    html = page(capture)
+    assert len(html) < 400_000
+    root = tree(html)
+    (group,) = by_class(root, "g", "capture")
+    assert (group.get("data-chunks"), group.get("data-events")) == ("20001", "20001")
+    steps = by_class(group, "path", "chunk")
+    assert 2 <= len(steps) <= 830
+    spans = [tuple(map(int, p.get("data-chunks", "").split("-"))) for p in steps]
+    assert spans[0][0] == 0 and spans[-1][1] == 20_000
+    assert all(b[0] == a[1] + 1 for a, b in zip(spans, spans[1:]))  # every chunk in exactly one step
+    ends = [float(re.findall(r"V([\d.]+)H", p.get("d", ""))[-1]) for p in steps]
+    assert ends == sorted(ends, reverse=True)  # the bytes only grow (y goes up the page)
+    (mark,) = by_class(group, "g", "end")
+    assert float(mark.find("circle").get("cy")) == ends[-1]  # type: ignore[union-attr]
+    # the silence: the step before it ends at 11,999 chunks' bytes, the one after starts 60 s later
+    before = next(p for p, (_, last) in zip(steps, spans) if last == 11_999)
+    after = steps[steps.index(before) + 1]
+    assert float(re.search(r"H([\d.]+)V", after.get("d", "")).group(1)) - float(  # type: ignore[union-attr]
+        re.findall(r"H([\d.]+)", before.get("d", ""))[-1]) > 100  # fmt: skip
+    assert by_class(group, "rect", "silence")
+    (events,) = by_class(group, "path", "events")
+    assert len(events.get("d", "")) < 40_000
+
+
+def test_a_stream_just_long_enough_is_plotted_as_before() -> None:
+    """Up to PLOT_STEPS chunks, one step for each, as always."""
+    root = tree(page(long_stream(1999)))
+    assert len(by_class(root, "path", "chunk")) == 2000
+    assert len(by_class(tree(page(long_stream(2000))), "path", "chunk")) < 1000
+
+
+def test_a_huge_answer_is_cut_and_says_how_much_was_left_out() -> None:
+    capture = long_stream(3, text="ä" * 300_000)
+    html = page(capture)
+    assert len(html) < 300_000
+    text = analyze(capture).answer.text
+    assert len(text) > 300_000
+    assert f"… {len(text) - 100_000:,} more characters not shown" in html
+    assert html.count("ä") == 100_000
+
+
+def test_a_long_hold_table_shows_its_ends_and_counts_the_rest() -> None:
+    """Two recordings of a 5,000-event stream: the first 200 and the last 50 rows, and the 4,751 between counted."""
+    a = long_stream(5000)
+    b = T.capture([(c.t + 0.005, c.data) for c in a.chunks])  # type: ignore[operator]
+    root = tree(page(a, b))
+    (table,) = by_class(root, "table", "holds")
+    rows = list(table.iter("tr"))[1:]
+    assert len(rows) == 200 + 1 + 50
+    assert "… 4751 more events" in "".join(rows[200].itertext())
+    first_cells = [r.find("td").text for r in (rows[0], rows[199], rows[201], rows[-1])]  # type: ignore[union-attr]
+    assert first_cells == ["0", "199", "4951", "5000"]
+
+
+def test_many_notices_and_tool_calls_are_shown_at_both_ends() -> None:
+    def call(k: int) -> bytes:
+        tool = {"index": k, "id": f"c{k}", "function": {"name": f"f{k}", "arguments": "{}"}}
+        return T.sse({"choices": [{"index": 0, "delta": {"tool_calls": [tool]}}]})
+
+    calls = [call(k) for k in range(3000)]
+    bad = [b"foo: ignored\ndata: {}\n\n"] * 3000  # a notice each (ignored-field)
+    events = [*calls, *bad, T.sse("[DONE]")]
+    root = tree(page(T.capture([(0.3 + 0.0001 * i, e) for i, e in enumerate(events)])))
+    assert len(by_class(root, "div", "tool-call")) == 250
+    assert "… 2750 more tool calls" in "".join(root.itertext())
+    (notices,) = by_class(root, "ul", "notices")
+    items = list(notices.iter("li"))
+    assert len(items) == 251 and items[200].get("class") == "left-out"
+
+
+@pytest.mark.e2e
+def test_the_report_of_a_long_capture_stays_small_in_memory_and_on_disk(tmp_path: Path) -> None:
+    """300,000 events (55 MB): the report streams the capture through. Before: 1.4 GB peak and
+    40 MB of HTML; now well under 150 MB, and the page under 1 MB."""
+    from .huge import measured, write_openai_capture
+
+    path = tmp_path / "long.jsonl"
+    write_openai_capture(path, 55_000_000)
+    out = tmp_path / "report.html"
+    code, _, err, peak = measured("report", path, "-o", out)
+    assert code == 0, err
+    assert out.stat().st_size < 1_000_000
+    assert peak < 150 * 2**20, peak
+    (events,) = re.findall(r'data-events="(\d+)"', out.read_text(encoding="utf-8"))
+    assert int(events) > 200_000
+
+
+@pytest.mark.parametrize("times", ["steady", "backwards", "huge"])
+def test_the_plot_data_kept_while_streaming_stays_bounded(times: str) -> None:
+    """A Trace keeps at most 2 * PLOT_STEPS runs however many points come and whatever their times
+    (going back, negative, 1.7e308), and the runs still cover every point and every byte."""
+    from sse_inspect.report import PLOT_STEPS, Steps
+
+    steps = Steps()
+    n = 100_000
+    for k in range(n):
+        t = {"steady": 0.001 * k, "backwards": (-1) ** k * 0.01 * k, "huge": 1.7e308 if k % 3 else -5.0}[times]
+        steps.add(t, 2)
+    assert len(steps.runs) <= 2 * PLOT_STEPS
+    assert (steps.runs[0].first, steps.runs[-1].last, steps.count, steps.total) == (0, n - 1, n, 2 * n)
+    assert all(b.first == a.last + 1 and b.before == a.after for a, b in zip(steps.runs, steps.runs[1:]))

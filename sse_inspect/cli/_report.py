@@ -7,13 +7,13 @@ from pathlib import Path
 
 import click
 
-from .._loading import load_capture
 from .._rechunk import RechunkSpec
 from ..checks import Thresholds, check_capture, parse_threshold
-from ..report import html_report
+from ..report import Trace, html_report
 from . import _render
 from ._check import expand
 from ._json import write_out
+from ._reading import reading
 from ._params import InputError, ThresholdParam, captures_argument, dialect_option, input_errors, rechunk_option
 
 __all__ = ["report"]
@@ -42,9 +42,16 @@ def report(captures: tuple[str, ...], output: str, title: str, threshold_texts: 
     thresholds = Thresholds()
     for text in threshold_texts:
         thresholds = parse_threshold(thresholds, text)
-    checked = [check_capture(load_capture(p), dialect=dialect, rechunk=rechunk, thresholds=thresholds)
-               for p in expand(captures)]  # fmt: skip
-    page = html_report(checked, title=title)
+    paths = expand(captures)
+    holds = len(paths) == 2  # the hold table compares the two captures' events: only then are they kept
+    checked, traces = [], []
+    for path in paths:
+        trace = Trace()  # the plot's data, bounded: the captures are streamed through
+        with reading(path) as (stream, watchers):
+            checked.append(check_capture(stream, dialect=dialect, rechunk=rechunk, thresholds=thresholds, keep=holds,
+                                         observers=[*watchers, trace]))  # fmt: skip
+        traces.append(trace)
+    page = html_report(checked, title=title, traces=traces)
     if output == "-":
         write_out(sys.stdout, page)
         return
