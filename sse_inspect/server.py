@@ -139,14 +139,19 @@ class ReplayServer:
             if key.lower() in HOP_BY_HOP:
                 continue
             if not _TOKEN.fullmatch(key):
-                self.log(f"{name}: header name {key!r} is not an HTTP token: header left out")
+                self.log(f"{name}: header name {_brief(repr(key))} is not an HTTP token: header left out")
                 continue
             safe = _wire_text(value)
             if safe.decode("latin-1") != value:
-                self.log(f"{name}: header {key} value {value!r} sent as {safe!r}")
+                self.log(f"{name}: header {key} value {_brief(repr(value))} sent as {_brief(repr(safe))}")
             headers.append((key.encode("ascii"), safe))
         return _Route(capture, replay_chunks(capture.chunks, rechunk_spec), _path(capture), status,
                       _wire_text(reason), tuple(headers))  # fmt: skip
+
+    @property
+    def connections(self) -> int:
+        """Connections open now (those answered 503 not counted)."""
+        return len(self._tasks)
 
     @property
     def url(self) -> str:
@@ -190,17 +195,17 @@ class ReplayServer:
                 writer.close()
         except h11.RemoteProtocolError as e:
             if conn.our_state in (h11.IDLE, h11.SEND_RESPONSE):
-                self.log(f"{_peer(writer)}: bad request ({e}): answered {e.error_status_hint}")
-                await _answer_and_close(reader, writer, e.error_status_hint, str(e))
+                why = _brief(str(e))
+                self.log(f"{_peer(writer)}: bad request ({why}): answered {e.error_status_hint}")
+                await _answer_and_close(reader, writer, e.error_status_hint, why)
             else:
                 writer.transport.abort()
         except (ConnectionError, TimeoutError):  # gone, silent or stuck: drop it and whatever it left unread
             _drop(writer)
-        except asyncio.CancelledError:
+        except asyncio.CancelledError:  # stop(): the task ends here; raised on, asyncio would print a traceback
             writer.transport.abort()
-            raise
         except Exception as e:  # a capture that cannot be sent (say 204 with a body): one line, never a traceback
-            self.log(f"{_peer(writer)}: replay failed: {type(e).__name__}: {e}")
+            self.log(f"{_peer(writer)}: replay failed: {type(e).__name__}: {_brief(str(e))}")
             writer.transport.abort()
         finally:
             self._tasks.discard(task)
@@ -304,6 +309,11 @@ def _wire_text(text: str) -> bytes:
     dropped (a CRLF in a capture never starts a new header), spaces at the ends trimmed."""
     kept = text.translate(_UNSAFE).strip(" \t")
     return "".join(c if ord(c) < 256 else quote(c, safe="") for c in kept).encode("latin-1")
+
+
+def _brief(text: str, most: int = 200) -> str:
+    """`text` cut to `most` characters for a log line: a request or a capture may hold megabytes."""
+    return text if len(text) <= most else text[:most] + f"... ({len(text)} characters)"
 
 
 def _peer(writer: asyncio.StreamWriter) -> str:

@@ -212,8 +212,12 @@ def serve(captures: tuple[str, ...], host: str, port: int, speed: float, instant
         err.print(f"[bold yellow]warning:[/] listening on {host}, reachable from other machines: captures may hold "
                   "prompts and answers")  # fmt: skip
     limits = Limits(header_timeout=header_timeout, idle_timeout=idle_timeout, max_connections=max_connections)
+
+    def log(line: str) -> None:  # a line may quote a request or a capture: printed as text, escaped
+        err.print(_render.safe(line, newlines=False))
+
     server = ReplayServer(loaded, host=host, port=port, speed=None if instant else speed, rechunk_spec=rechunk,
-                          cors=cors, limits=limits, log=lambda line: err.print(_render.safe(line, newlines=False)))  # fmt: skip
+                          cors=cors, limits=limits, log=log)  # fmt: skip
 
     async def run() -> None:
         await server.start()
