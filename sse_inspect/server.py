@@ -10,6 +10,12 @@ no capture has gets the captures in turn (round-robin). Request bodies are read 
 dropped a piece at a time, never held; each connection is its own task, so a slow or
 vanished client stalls no other.
 
+Hostile clients and captures (`Limits`): a request head must come within a timeout, a client that
+takes nothing it is sent for the idle timeout is dropped with a reset (a plain close would keep its
+buffer until it reads), chunks go out a piece at a time, connections over the cap are answered 503.
+A malformed request gets a 400; a capture's status and headers are made safe for the wire once, at
+the start. Each problem is one line to `log`, never a traceback.
+
 Browsers: with `cors` (the default) a request that carries an `Origin` gets
 `Access-Control-Allow-Origin: *` in place of any recorded `Access-Control-*` header, and a CORS
 preflight (`OPTIONS` with `Access-Control-Request-Method`) is answered 204 with what it asked
