@@ -185,6 +185,14 @@ class ReplayServer:
                 return r
         return next(self._turn)
 
+    def _route_of(self, request: h11.Request) -> _Route:
+        """The capture a request gets; a target that is not a URL or a path is the client's error (400)."""
+        target = request.target.decode("latin-1")
+        try:
+            return self.route(target)
+        except ValueError as e:
+            raise h11.RemoteProtocolError(f"request target {target!r}: {e}", 400) from None
+
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         if len(self._tasks) >= self.limits.max_connections:
             await self._refuse(reader, writer)
@@ -229,16 +237,11 @@ class ReplayServer:
                     if isinstance(await _next_event(conn, reader), h11.EndOfMessage | h11.ConnectionClosed):
                         break
             arrived = asyncio.get_running_loop().time()
-            target = request.target.decode("latin-1")
-            try:
-                route = self.route(target)
-            except ValueError as e:
-                raise h11.RemoteProtocolError(f"request target {target!r}: {e}", 400) from None
             origin = _header(request, b"origin") is not None and self.cors
             if origin and request.method == b"OPTIONS" and _header(request, b"access-control-request-method"):
                 await self._send(writer, conn, _preflight(request))
                 await self._send(writer, conn, h11.EndOfMessage())
-            elif not await self._respond(conn, writer, route, arrived, cors=origin):
+            elif not await self._respond(conn, writer, self._route_of(request), arrived, cors=origin):
                 return
             if conn.our_state is h11.MUST_CLOSE:
                 return
