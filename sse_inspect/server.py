@@ -57,6 +57,8 @@ WRITE_PIECE = 65536
 """A chunk is written this much at a time, each piece taken by the client before the next: a client
 that reads nothing holds one piece and the transport's buffer, not a copy of a 50 MiB chunk."""
 MAX_HEADER_BYTES = 64 * 1024
+FILES_KEPT = 64
+"""Files kept free of connections for the server's own use (captures, logs, the event loop)."""
 LINGER_S = 1.0
 """After an error answer (400, 503), how long the client's unread request is read and dropped before
 the close: closing on unread bytes sends a reset, which can destroy the answer before it is read."""
@@ -122,6 +124,9 @@ class ReplayServer:
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._full = False
+        self._cap = limits.max_connections
+        self._answering = 0
+        """Connections over the cap being answered 503; as many again are closed at once."""
         self.served = 0
         """How many responses were started."""
         self.refused = 0
@@ -165,6 +170,11 @@ class ReplayServer:
         return f"http://{host}:{self.port}"
 
     async def start(self) -> None:
+        files = _file_limit()
+        if files is not None and 2 * self._cap + FILES_KEPT > files:  # served ones, as many answered 503, ours
+            self._cap = max(1, (files - FILES_KEPT) // 2)
+            self.log(f"the open-file limit ({files}) allows {self._cap} connections at once, not "
+                     f"{self.limits.max_connections}: serving {self._cap}")  # fmt: skip
         self._server = await asyncio.start_server(self._connection, self.host, self.port, limit=READ_SIZE)
         self.port = self._server.sockets[0].getsockname()[1]
 
@@ -194,7 +204,7 @@ class ReplayServer:
             raise h11.RemoteProtocolError(f"request target {target!r}: {e}", 400) from None
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        if len(self._tasks) >= self.limits.max_connections:
+        if len(self._tasks) >= self._cap:
             await self._refuse(reader, writer)
             return
         self._full = False
@@ -248,15 +258,23 @@ class ReplayServer:
             conn.start_next_cycle()
 
     async def _refuse(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        """Answer a connection over the cap 503: a client that is told to come back, not reset."""
+        """Answer a connection over the cap 503: a client that is told to come back, not reset. A flood
+        that outruns even that (as many being answered as served) is closed at once, so the server
+        never runs out of sockets."""
         self.refused += 1
         if not self._full:
             self._full = True
-            self.log(f"{self.limits.max_connections} connections open (the cap): new ones are answered 503")
+            self.log(f"{self._cap} connections open (the cap): new ones are answered 503")
+        if self._answering >= self._cap:
+            writer.transport.abort()
+            return
+        self._answering += 1
         try:
             await _answer_and_close(reader, writer, 503, "too many connections", retry_after=1)
         except ConnectionError:
             writer.transport.abort()
+        finally:
+            self._answering -= 1
 
     async def _respond(
         self, conn: h11.Connection, writer: asyncio.StreamWriter, route: _Route, arrived: float, *, cors: bool = False
@@ -318,6 +336,16 @@ def _wire_text(text: str) -> bytes:
     dropped (a CRLF in a capture never starts a new header), spaces at the ends trimmed."""
     kept = text.translate(_UNSAFE).strip(" \t")
     return "".join(c if ord(c) < 256 else quote(c, safe="") for c in kept).encode("latin-1")
+
+
+def _file_limit() -> int | None:
+    """How many files this process may open (RLIMIT_NOFILE), or None: no limit, or no such thing (Windows)."""
+    try:
+        import resource
+    except ImportError:
+        return None
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return None if soft == resource.RLIM_INFINITY else soft
 
 
 def _brief(text: str, most: int = 200) -> str:

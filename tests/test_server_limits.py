@@ -324,3 +324,31 @@ def test_any_request_head_gets_an_answer_or_a_clean_close(
     assert not any("replay failed" in line for line in lines), lines
     answer = exchange(server, b"GET /v1/chat/completions HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
     assert answer.startswith(b"HTTP/1.1 200 OK\r\n"), "the server still answers a good client"
+
+
+def test_a_flood_past_the_503s_is_closed_at_once(lines: list[str]) -> None:
+    """As many connections are answered 503 (each read for up to a second, so the answer is not lost
+    to a reset) as are served; past that they are closed at once: the server never runs out of sockets."""
+    with ReplayServerThread([openai_capture()], speed=None, limits=Limits(max_connections=1)) as server:
+        held = connect(server)
+        wait_until(lambda: server.server.connections == 1, "the first connection was never accepted")
+        answered = connect(server)  # says nothing: its 503 waits for its request for a second
+        wait_until(lambda: server.server.refused == 1, "the second connection was never refused")
+        with connect(server) as flood:
+            got = read_all(flood)
+        assert read_all(answered).startswith(b"HTTP/1.1 503 "), "the one being answered gets its 503"
+        held.close()
+        answered.close()
+    assert got == b"", "the third is closed without an answer"
+
+
+def test_the_cap_fits_the_open_file_limit(monkeypatch: pytest.MonkeyPatch, lines: list[str]) -> None:
+    monkeypatch.setattr("sse_inspect.server._file_limit", lambda: 200)
+    with ReplayServerThread([openai_capture()], speed=None, log=lines.append) as server:
+        held = [connect(server) for _ in range(68)]
+        wait_until(lambda: server.server.connections == 68, "68 connections fit under a limit of 200 files")
+        busy = exchange(server, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        for sock in held:
+            sock.close()
+    assert lines[0] == "the open-file limit (200) allows 68 connections at once, not 512: serving 68"
+    assert busy.startswith(b"HTTP/1.1 503 ")
