@@ -211,6 +211,16 @@ class ReplayServer:
         task = asyncio.current_task()
         assert task is not None
         self._tasks.add(task)
+        try:
+            await self._converse(reader, writer)
+        except asyncio.CancelledError:  # stop(): the task ends here; raised on, asyncio would print a traceback
+            writer.transport.abort()
+        finally:
+            self._tasks.discard(task)
+
+    async def _converse(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """A connection from its first request to its close; each way it can go wrong ends it quietly
+        (a clean close, a reset, a 400) with at most one line to `log`."""
         conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEADER_BYTES)
         try:
             await self._serve(conn, reader, writer)
@@ -226,13 +236,9 @@ class ReplayServer:
                 writer.transport.abort()
         except (ConnectionError, TimeoutError):  # gone, silent or stuck: drop it and whatever it left unread
             _drop(writer)
-        except asyncio.CancelledError:  # stop(): the task ends here; raised on, asyncio would print a traceback
-            writer.transport.abort()
         except Exception as e:  # a capture that cannot be sent (say 204 with a body): one line, never a traceback
             self.log(f"{_peer(writer)}: replay failed: {type(e).__name__}: {_brief(str(e))}")
             writer.transport.abort()
-        finally:
-            self._tasks.discard(task)
 
     async def _serve(self, conn: h11.Connection, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         """Answer the connection's requests until it ends."""
@@ -271,8 +277,6 @@ class ReplayServer:
         self._answering += 1
         try:
             await _answer_and_close(reader, writer, 503, "too many connections", retry_after=1)
-        except ConnectionError:
-            writer.transport.abort()
         finally:
             self._answering -= 1
 
@@ -375,7 +379,7 @@ async def _answer_and_close(
         async with asyncio.timeout(LINGER_S):
             while await reader.read(READ_SIZE):
                 pass
-    except TimeoutError:
+    except (TimeoutError, ConnectionError):
         pass
     _drop(writer)
 
