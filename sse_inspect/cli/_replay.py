@@ -23,6 +23,7 @@ from .._loading import load_capture
 from .._outcome import Audience, Outcome, say
 from .._playback import Pacing, Playback, PlaybackStep
 from .._rechunk import RechunkSpec
+from ..server import Limits, ReplayServer
 from . import _render
 from ._params import capture_argument, captures_argument, dialect_option, input_errors, rechunk_option
 
@@ -186,17 +187,26 @@ def _replay_live(playback: Playback, total: int, pace: Pace, console: Console) -
 @click.option("--cors/--no-cors", default=True, show_default=True,
               help="Let browser pages on any origin read the replays (answer CORS preflights, send "
                    "Access-Control-Allow-Origin: *); --no-cors sends the recorded headers only.")  # fmt: skip
+@click.option("--header-timeout", type=click.FloatRange(min=0, min_open=True), default=Limits.header_timeout,
+              show_default=True, metavar="S", help="Seconds a client has to send a whole request head.")  # fmt: skip
+@click.option("--idle-timeout", type=click.FloatRange(min=0, min_open=True), default=Limits.idle_timeout,
+              show_default=True, metavar="S",
+              help="Seconds a client may read nothing of its answer before it is dropped.")  # fmt: skip
+@click.option("--max-connections", type=click.IntRange(min=1), default=Limits.max_connections, show_default=True,
+              metavar="N", help="Connections served at once; more are answered 503 and closed.")  # fmt: skip
 @input_errors
 def serve(captures: tuple[str, ...], host: str, port: int, speed: float, instant: bool,
-          rechunk: RechunkSpec | None, cors: bool) -> None:  # fmt: skip
+          rechunk: RechunkSpec | None, cors: bool, header_timeout: float, idle_timeout: float,
+          max_connections: int) -> None:  # fmt: skip
     """Serve captures over HTTP/1.1: any request, any method, gets the recorded stream.
 
     A request goes to the capture whose URL path equals its path; any other path gets the
     captures in turn. Each replay keeps the recorded status, headers and timing (or --speed,
     --instant, --rechunk), and ends as the recording ended: cut streams end with a reset.
+    A malformed request gets a 400, a client that reads nothing is dropped, and each problem is
+    one line on stderr.
     """
     from ..proxy import check_listen_address
-    from ..server import ReplayServer
 
     loaded = [load_capture(c) for c in captures]
     check_listen_address(host, port)
@@ -204,8 +214,13 @@ def serve(captures: tuple[str, ...], host: str, port: int, speed: float, instant
     if not _loopback(host):
         err.print(f"[bold yellow]warning:[/] listening on {host}, reachable from other machines: captures may hold "
                   "prompts and answers")  # fmt: skip
+    limits = Limits(header_timeout=header_timeout, idle_timeout=idle_timeout, max_connections=max_connections)
+
+    def log(line: str) -> None:  # a line may quote a request or a capture: printed as text, escaped
+        err.print(_render.safe(line, newlines=False))
+
     server = ReplayServer(loaded, host=host, port=port, speed=None if instant else speed, rechunk_spec=rechunk,
-                          cors=cors)  # fmt: skip
+                          cors=cors, limits=limits, log=log)  # fmt: skip
 
     async def run() -> None:
         await server.start()
