@@ -71,11 +71,12 @@ _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 class Limits:
     """What clients may take from a replay server, so that none of them, slow, stuck or many, starves it."""
 
-    header_timeout: float = 10.0
-    """Seconds a client has to send a whole request head, from its connection or the end of its last answer."""
+    request_timeout: float = 10.0
+    """Seconds a client has to send a whole request, head and body, from its connection or the end of its
+    last answer: a client trickling its request a byte at a time cannot hold a connection for longer."""
     idle_timeout: float = 30.0
-    """Seconds a client may take nothing the server writes (or send nothing of a request body it started):
-    then the connection is dropped with a reset, and its buffers with it."""
+    """Seconds a client may take nothing the server writes: then the connection is dropped with a reset,
+    and its buffers with it."""
     max_connections: int = 512
     """Connections served at once; the next one is answered 503 (with Retry-After) and closed."""
 
@@ -244,14 +245,12 @@ class ReplayServer:
         """Answer the connection's requests until it ends."""
         limits = self.limits
         while True:
-            async with asyncio.timeout(limits.header_timeout):
+            async with asyncio.timeout(limits.request_timeout):
                 request = await _next_event(conn, reader)
-            if not isinstance(request, h11.Request):
-                return
-            while True:  # the request body is read and dropped a piece at a time
-                async with asyncio.timeout(limits.idle_timeout):
-                    if isinstance(await _next_event(conn, reader), h11.EndOfMessage | h11.ConnectionClosed):
-                        break
+                if not isinstance(request, h11.Request):
+                    return
+                while not isinstance(await _next_event(conn, reader), h11.EndOfMessage | h11.ConnectionClosed):
+                    pass  # the request body is read and dropped a piece at a time
             arrived = asyncio.get_running_loop().time()
             origin = _header(request, b"origin") is not None and self.cors
             if origin and request.method == b"OPTIONS" and _header(request, b"access-control-request-method"):
@@ -372,14 +371,14 @@ async def _answer_and_close(
             f"Content-Length: {len(body)}", "Connection: close"]  # fmt: skip
     if retry_after is not None:
         head.append(f"Retry-After: {retry_after}")
-    writer.write("\r\n".join(head).encode() + b"\r\n\r\n" + body)
-    if writer.can_write_eof():
-        writer.write_eof()
     try:
+        writer.write("\r\n".join(head).encode() + b"\r\n\r\n" + body)
+        if writer.can_write_eof():
+            writer.write_eof()
         async with asyncio.timeout(LINGER_S):
             while await reader.read(READ_SIZE):
                 pass
-    except (TimeoutError, ConnectionError):
+    except (TimeoutError, OSError):  # gone (ENOTCONN from write_eof when it closed mid-request) or silent
         pass
     _drop(writer)
 

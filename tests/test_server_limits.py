@@ -80,11 +80,11 @@ def lines() -> list[str]:
 # -- item 8: timeouts, the cap, bounded writes -------------------------------------------------------
 
 
-def test_silent_and_half_open_clients_are_dropped_after_the_header_timeout_while_real_requests_go_on(
+def test_silent_and_half_open_clients_are_dropped_after_the_request_timeout_while_real_requests_go_on(
     lines: list[str],
 ) -> None:
     capture = openai_capture()
-    with ReplayServerThread([capture], speed=None, limits=Limits(header_timeout=0.5), log=lines.append) as server:
+    with ReplayServerThread([capture], speed=None, limits=Limits(request_timeout=0.5), log=lines.append) as server:
         opened = time.monotonic()
         silent = [connect(server) for _ in range(10)]
         half = [connect(server) for _ in range(10)]
@@ -106,9 +106,9 @@ def test_silent_and_half_open_clients_are_dropped_after_the_header_timeout_while
         sock.close()
 
 
-def test_a_keep_alive_client_between_requests_has_the_header_timeout_too() -> None:
+def test_a_keep_alive_client_between_requests_has_the_request_timeout_too() -> None:
     capture = openai_capture()
-    with ReplayServerThread([capture], speed=None, limits=Limits(header_timeout=0.5)) as server:
+    with ReplayServerThread([capture], speed=None, limits=Limits(request_timeout=0.5)) as server:
         with connect(server) as sock:
             sock.sendall(b"GET /v1/chat/completions HTTP/1.1\r\nHost: x\r\n\r\n")
             got = read_all(sock)  # the answer, then the close once the client has said nothing more
@@ -137,11 +137,49 @@ def test_a_client_that_reads_nothing_is_dropped_after_the_idle_timeout(lines: li
     assert r.content == capture.body, "a client that reads gets all 16 MiB"
 
 
-def test_a_slow_request_body_is_dropped_after_the_idle_timeout() -> None:
-    with ReplayServerThread([openai_capture()], speed=None, limits=Limits(idle_timeout=0.5)) as server:
+def test_a_stalled_request_body_is_dropped_after_the_request_timeout() -> None:
+    with ReplayServerThread([openai_capture()], speed=None, limits=Limits(request_timeout=0.5)) as server:
         with connect(server) as sock:
             sock.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nonly this")
             assert read_all(sock) == b"", "dropped before any answer: the body never came"
+
+
+def test_a_trickled_request_body_is_dropped_after_the_request_timeout() -> None:
+    """A body sent a byte at a time never leaves a read idle: only the request's own deadline ends it, so a
+    few such clients cannot hold every connection slot (the idle timeout here is far beyond the test)."""
+    limits = Limits(request_timeout=0.5, idle_timeout=600)
+    with ReplayServerThread([openai_capture()], speed=None, limits=limits) as server:
+        with connect(server) as sock:
+            sock.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n")
+            sent = time.monotonic()
+            sock.setblocking(False)
+            while True:
+                try:
+                    sock.send(b"a")
+                except OSError:  # reset: the server dropped it
+                    break
+                if closed_by_server(sock):
+                    break
+                assert time.monotonic() - sent < 20, "a trickled request body holds its connection"
+                time.sleep(0.05)
+            dropped_after = time.monotonic() - sent
+        wait_until(lambda: server.server.connections == 0, "the server still counts the dropped connection")
+    assert dropped_after >= 0.5, "nobody is dropped before the request timeout"
+
+
+def test_a_client_gone_in_the_middle_of_its_request_is_no_traceback(
+    lines: list[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    capture = openai_capture()
+    with ReplayServerThread([capture], speed=None, log=lines.append) as server:
+        for _ in range(5):
+            sock = connect(server)
+            sock.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 99\r\n\r\nab")
+            sock.close()  # gone for good, half a body sent
+        wait_until(lambda: len(lines) == 5, "each cut request is one log line")
+        good = httpx.get(server.url + "/v1/chat/completions", timeout=TIMEOUT)
+    assert good.content == capture.body, "the server answers the next client"
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], "asyncio logged no unhandled exception"
 
 
 def test_the_connection_cap_answers_503_and_frees_up(lines: list[str]) -> None:
@@ -306,7 +344,7 @@ HEADS = st.one_of(st.binary(max_size=300), st.lists(_PIECES, max_size=40).map(b"
 @pytest.fixture(scope="module")
 def fuzz_server() -> Iterator[tuple[ReplayServerThread, list[str]]]:
     lines: list[str] = []
-    with ReplayServerThread([openai_capture()], speed=None, limits=Limits(header_timeout=2.0), log=lines.append) as s:
+    with ReplayServerThread([openai_capture()], speed=None, limits=Limits(request_timeout=2.0), log=lines.append) as s:
         yield s, lines
 
 

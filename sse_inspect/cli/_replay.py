@@ -187,8 +187,8 @@ def _replay_live(playback: Playback, total: int, pace: Pace, console: Console) -
 @click.option("--cors/--no-cors", default=True, show_default=True,
               help="Let browser pages on any origin read the replays (answer CORS preflights, send "
                    "Access-Control-Allow-Origin: *); --no-cors sends the recorded headers only.")  # fmt: skip
-@click.option("--header-timeout", type=click.FloatRange(min=0, min_open=True), default=Limits.header_timeout,
-              show_default=True, metavar="S", help="Seconds a client has to send a whole request head.")  # fmt: skip
+@click.option("--request-timeout", type=click.FloatRange(min=0, min_open=True), default=Limits.request_timeout,
+              show_default=True, metavar="S", help="Seconds a client has to send a whole request, head and body.")  # fmt: skip
 @click.option("--idle-timeout", type=click.FloatRange(min=0, min_open=True), default=Limits.idle_timeout,
               show_default=True, metavar="S",
               help="Seconds a client may read nothing of its answer before it is dropped.")  # fmt: skip
@@ -196,7 +196,7 @@ def _replay_live(playback: Playback, total: int, pace: Pace, console: Console) -
               metavar="N", help="Connections served at once; more are answered 503 and closed.")  # fmt: skip
 @input_errors
 def serve(captures: tuple[str, ...], host: str, port: int, speed: float, instant: bool,
-          rechunk: RechunkSpec | None, cors: bool, header_timeout: float, idle_timeout: float,
+          rechunk: RechunkSpec | None, cors: bool, request_timeout: float, idle_timeout: float,
           max_connections: int) -> None:  # fmt: skip
     """Serve captures over HTTP/1.1: any request, any method, gets the recorded stream.
 
@@ -214,7 +214,7 @@ def serve(captures: tuple[str, ...], host: str, port: int, speed: float, instant
     if not _loopback(host):
         err.print(f"[bold yellow]warning:[/] listening on {host}, reachable from other machines: captures may hold "
                   "prompts and answers")  # fmt: skip
-    limits = Limits(header_timeout=header_timeout, idle_timeout=idle_timeout, max_connections=max_connections)
+    limits = Limits(request_timeout=request_timeout, idle_timeout=idle_timeout, max_connections=max_connections)
 
     def log(line: str) -> None:  # a line may quote a request or a capture: printed as text, escaped
         err.print(_render.safe(line, newlines=False))
