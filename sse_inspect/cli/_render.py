@@ -492,10 +492,11 @@ class Rows:
 
     def __init__(self, columns: Sequence[Column], *, header: bool = True) -> None:
         self.columns, self.header = list(columns), header
-        self.rows: list[tuple[list[Text], str]] = []
+        self.rows: list[tuple[list[Text], list[int], str]] = []  # the cells, their widths, the row's style
 
     def add_row(self, *cells: Text | str, style: str = "") -> None:
-        self.rows.append(([c if isinstance(c, Text) else Text(c) for c in cells], style))
+        texts = [c if isinstance(c, Text) else Text(c) for c in cells]
+        self.rows.append((texts, [text.cell_len for text in texts], style))
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         widths = self._widths(console, options)
@@ -503,9 +504,10 @@ class Rows:
         pads = [(0 if i == 0 else 1, 0 if i == last else 1) for i in range(len(widths))]
         inner = [w - left - right for w, (left, right) in zip(widths, pads)]
         if self.header:
-            yield from self._row(console, [Text(c.header) for c in self.columns], inner, pads, "bold", header=True)
-        for cells, style in self.rows:
-            yield from self._row(console, cells, inner, pads, style)
+            heads = [Text(c.header) for c in self.columns]
+            yield from self._row(console, heads, [h.cell_len for h in heads], inner, pads, "bold", header=True)
+        for cells, sizes, style in self.rows:
+            yield from self._row(console, cells, sizes, inner, pads, style)
 
     def _widths(self, console: Console, options: ConsoleOptions) -> list[int]:
         """Each column's width with its padding: rich's layout of a table holding only, for each
@@ -516,9 +518,8 @@ class Rows:
         for i in range(len(self.columns)):
             widest = wordiest = None
             most = longest = -1
-            for cells, _ in self.rows:
-                cell = cells[i]
-                size = cell.cell_len
+            for cells, sizes, _ in self.rows:
+                cell, size = cells[i], sizes[i]
                 if size > most:
                     widest, most = cell, size
                 if size > longest and (word := _longest_word(cell)) > longest:  # a word is no wider than its text
@@ -528,24 +529,25 @@ class Rows:
                     sample.add_row(*(cell if j == i else "" for j in range(len(self.columns))))
         return sample._calculate_column_widths(console, options)  # rich's own layout rules
 
-    def _row(self, console: Console, cells: list[Text], inner: list[int], pads: list[tuple[int, int]],
-             row_style: str, *, header: bool = False) -> Iterable[Segment]:  # fmt: skip
+    def _row(self, console: Console, cells: list[Text], sizes: list[int], inner: list[int],
+             pads: list[tuple[int, int]], row_style: str, *, header: bool = False) -> Iterable[Segment]:  # fmt: skip
         """One row as segments, line by line: each cell cut or wrapped to its column, padded to its width.
         Without colours (piped, NO_COLOR) a row is one plain string: most of the cost of a big table."""
-        blocks = [_fit(console, cell, width, c) for cell, width, c in zip(cells, inner, self.columns)]
+        blocks = [_fit(console, *cell, width, c) for cell, width, c in zip(zip(cells, sizes), inner, self.columns)]
         height = max(len(b) for b in blocks)
         plain = console.no_color or console.color_system is None
-        lines: list[list[Segment]] = [[] for _ in range(height)]
-        texts: list[list[str]] = [[] for _ in range(height)]
+        lines: list[list[Segment]] = [[] for _ in range(height)]  # with colours
+        texts: list[list[str]] = [[] for _ in range(height)]  # without
         for block, width, (left, right), c in zip(blocks, inner, pads, self.columns):
             style = None if plain else console.get_style(row_style if header else f"{c.style} {row_style}".strip())
-            blank: list[Text | None] = [None] * (height - len(block))
-            for i, text in enumerate(blank + block if header else block + blank):
-                if text is None:  # below a shorter cell (above, in the header): one blank run, as rich does
+            blank: list[tuple[Text, int] | None] = [None] * (height - len(block))
+            for i, fitted in enumerate(blank + block if header else block + blank):
+                if fitted is None:  # below a shorter cell (above, in the header): one blank run, as rich does
                     texts[i].append(" " * (left + width + right))
                     lines[i].append(Segment(" " * (left + width + right), style))
                     continue
-                room = " " * (width - text.cell_len)
+                text, size = fitted
+                room = " " * (width - size)
                 if plain:
                     content = room + text.plain if c.justify == "right" else text.plain + room
                     texts[i].append(f"{' ' * left}{content}{' ' * right}")
@@ -562,15 +564,16 @@ class Rows:
             yield Segment.line()
 
 
-def _fit(console: Console, cell: Text, width: int, column: Column) -> list[Text]:
-    """`cell` as the lines rich's table puts in a column `width` wide (unpadded): itself when it fits;
-    a plain one-line text (no styled spans, one column a character) cut at words or folded as rich
-    cuts it; anything else by rich."""
+def _fit(console: Console, cell: Text, size: int, width: int, column: Column) -> list[tuple[Text, int]]:
+    """`cell` (`size` columns wide) as the lines rich's table puts in a column `width` wide, unpadded,
+    with their widths: itself when it fits; a plain one-line text (no styled spans, one column a
+    character) cut at words or folded as rich cuts it; anything else by rich."""
     plain = cell.plain
-    if cell.cell_len <= width and "\n" not in plain and "\t" not in plain:
-        return [cell]
-    if cell.spans or column.justify != "left" or "\n" in plain or "\t" in plain or cell.cell_len != len(plain):
-        return list(cell.wrap(console, width, justify=column.justify, overflow=column.overflow))
+    if size <= width and "\n" not in plain and "\t" not in plain:
+        return [(cell, size)]
+    if cell.spans or column.justify != "left" or "\n" in plain or "\t" in plain or size != len(plain):
+        wrapped = cell.wrap(console, width, justify=column.justify, overflow=column.overflow)
+        return [(line, line.cell_len) for line in wrapped]
     offsets = [0, *divide_line(plain, width, fold=column.overflow == "fold"), len(plain)]
     lines = []
     for start, end in zip(offsets, offsets[1:]):
@@ -579,7 +582,7 @@ def _fit(console: Console, cell: Text, width: int, column: Column) -> list[Text]
             piece = piece[: max(width, len(piece.rstrip()))]
             if len(piece) > width:
                 piece = piece[: width - 1] + "…" if column.overflow == "ellipsis" else piece[:width]
-        lines.append(Text(piece, style=cell.style))
+        lines.append((Text(piece, style=cell.style), len(piece)))
     return lines
 
 
