@@ -552,9 +552,11 @@ class Rows:
                     content = room + text.plain if c.justify == "right" else text.plain + room
                     texts[i].append(f"{' ' * left}{content}{' ' * right}")
                     continue
-                text = Text.assemble(room, text) if c.justify == "right" else Text.assemble(text, room, style=text.style)
+                text = text.copy()  # padded as rich pads it: in the text's own style
+                text.pad_left(len(room)) if c.justify == "right" else text.pad_right(len(room))
                 lines[i] += [Segment(" " * left, style)] if left else []
-                lines[i] += [Segment(seg.text, style + seg.style if seg.style else style) for seg in text.render(console)]
+                base = style + console.get_style(text.style) if text.style else style
+                lines[i] += [Segment(seg.text, base + seg.style if seg.style else base) for seg in text.render(console)]
                 lines[i] += [Segment(" " * right, style)] if right else []
         if plain:
             yield Segment("".join(text for line in texts for text in (*line, "\n")))
