@@ -534,7 +534,7 @@ class Rows:
         """One row as segments, line by line: each cell cut or wrapped to its column, padded to its width.
         Without colours (piped, NO_COLOR) a row is one plain string: most of the cost of a big table."""
         blocks = [_fit(console, *cell, width, c) for cell, width, c in zip(zip(cells, sizes), inner, self.columns)]
-        height = max(len(b) for b in blocks)
+        height = max(1, *(len(b) for b in blocks))
         plain = console.no_color or console.color_system is None
         lines: list[list[Segment]] = [[] for _ in range(height)]  # with colours
         texts: list[list[str]] = [[] for _ in range(height)]  # without
@@ -571,7 +571,10 @@ def _fit(console: Console, cell: Text, size: int, width: int, column: Column) ->
     with their widths: itself when it fits; a plain one-line text (no styled spans, one column a
     character) cut at words or folded as rich cuts it; anything else by rich."""
     plain = cell.plain
-    if size <= width and "\n" not in plain and "\t" not in plain:
+    if width < 1:  # a column squeezed to its padding: rich draws it blank
+        return []
+    right_strip = column.justify != "left" and plain[-1:].isspace()  # rich strips it before aligning
+    if size <= width and "\n" not in plain and "\t" not in plain and not right_strip:
         return [(cell, size)]
     if cell.spans or column.justify != "left" or "\n" in plain or "\t" in plain or size != len(plain):
         wrapped = cell.wrap(console, width, justify=column.justify, overflow=column.overflow)
