@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from rich.console import Console
+from rich.console import Console, JustifyMethod, OverflowMethod
 from rich.table import Table
 from rich.text import Text
 
@@ -91,9 +91,10 @@ def _random_rows(rng: random.Random, n: int, columns: int) -> list[tuple[list[Te
 
 
 def _columns(rng: random.Random, n: int) -> list[_render.Column]:
-    return [_render.Column(rng.choice(["#", "type", "a long header"]), rng.choice(["left", "right"]),  # type: ignore[arg-type]
-                           rng.choice(["", "cyan", "dim"]), rng.choice(["fold", "ellipsis"]),  # type: ignore[arg-type]
-                           rng.choice([None, 3, 12]))  # fmt: skip
+    justify: list[JustifyMethod] = ["left", "right"]
+    overflow: list[OverflowMethod] = ["fold", "ellipsis"]
+    return [_render.Column(rng.choice(["#", "type", "a long header"]), rng.choice(justify), rng.choice(["", "cyan", "dim"]),
+                           rng.choice(overflow), rng.choice([None, 3, 12]))  # fmt: skip
             for _ in range(n)]
 
 
