@@ -93,8 +93,8 @@ def _random_rows(rng: random.Random, n: int, columns: int) -> list[tuple[list[Te
 def _columns(rng: random.Random, n: int) -> list[_render.Column]:
     justify: list[JustifyMethod] = ["left", "right"]
     overflow: list[OverflowMethod] = ["fold", "ellipsis"]
-    return [_render.Column(rng.choice(["#", "type", "a long header"]), rng.choice(justify), rng.choice(["", "cyan", "dim"]),
-                           rng.choice(overflow), rng.choice([None, 3, 12]))  # fmt: skip
+    return [_render.Column(rng.choice(["#", "type", "a long header"]), rng.choice(justify),
+                           rng.choice(["", "cyan", "dim"]), rng.choice(overflow), rng.choice([None, 3, 12]))  # fmt: skip
             for _ in range(n)]
 
 
