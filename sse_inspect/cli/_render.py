@@ -536,7 +536,7 @@ class Rows:
              pads: list[tuple[int, int]], row_style: str, *, header: bool = False) -> Iterable[Segment]:  # fmt: skip
         """One row as segments, line by line: each cell cut or wrapped to its column, padded to its width.
         Without colours (piped, NO_COLOR) a row is one plain string: most of the cost of a big table."""
-        blocks = [_fit(console, cell, size, width, c) for cell, size, width, c in zip(cells, sizes, inner, self.columns)]
+        blocks = [_fit(console, *cell) for cell in zip(cells, sizes, inner, self.columns)]
         height = max(1, *(len(b) for b in blocks))
         plain = console.no_color or console.color_system is None
         lines: list[list[Segment]] = [[] for _ in range(height)]  # with colours
@@ -555,11 +555,16 @@ class Rows:
                     content = room + text.plain if c.justify == "right" else text.plain + room
                     texts[i].append(f"{' ' * left}{content}{' ' * right}")
                     continue
-                text = text.copy()  # padded as rich pads it: in the text's own style
-                text.pad_left(len(room)) if c.justify == "right" else text.pad_right(len(room))
                 lines[i] += [Segment(" " * left, style)] if left else []
                 base = style + console.get_style(text.style) if text.style else style
-                lines[i] += [Segment(seg.text, base + seg.style if seg.style else base) for seg in text.render(console)]
+                if not text.spans:  # one style: one segment, padded in it as rich pads it
+                    content = room + text.plain if c.justify == "right" else text.plain + room
+                    lines[i].append(Segment(content, base))
+                else:
+                    text = text.copy()
+                    text.pad_left(len(room)) if c.justify == "right" else text.pad_right(len(room))
+                    lines[i] += [Segment(seg.text, base + seg.style if seg.style else base)
+                                 for seg in text.render(console)]
                 lines[i] += [Segment(" " * right, style)] if right else []
         if plain:
             yield Segment("".join(text for line in texts for text in (*line, "\n")))
