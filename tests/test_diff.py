@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
+import io
 import json
 import random
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from rich.console import Console
 
 from sse_inspect import Capture, Chunk, End, Request, Response, analyze, capture_from_body, dump_capture, load_capture
 from sse_inspect import _diff
 from sse_inspect._diff import diff_events, diff_text, diff_timing
 from sse_inspect._errors import SSEInspectError
+from sse_inspect.cli import _diff as _diff_cli
 from sse_inspect.cli import cli
 
 from .helpers import CORPUS
@@ -440,3 +445,36 @@ def test_diff_of_long_hostile_streams_is_fast_and_right(tmp_path: Path, by: str)
         assert doc["counts"] == {"equal": 20_000 + 1 - 19, "changed": 19, "missing": 0, "inserted": 0}
     else:
         assert (len(doc["events"]), len(doc["only_a"]), len(doc["only_b"])) == (20_000 + 1 - 19, 19, 19)
+
+
+def _drawn(view: object, times: int = 3) -> tuple[float, str]:
+    """Seconds to print `view` (the fastest of `times`) and what it printed, at 100 columns without colours."""
+    best, text = float("inf"), ""
+    for _ in range(times):
+        out = io.StringIO()
+        start = time.perf_counter()
+        Console(file=out, width=100).print(view)
+        best, text = min(best, time.perf_counter() - start), out.getvalue()
+    return best, text
+
+
+@pytest.mark.parametrize("by", ["events", "timing"])
+def test_diff_tables_are_drawn_in_linear_time_with_every_row(by: str) -> None:
+    """10x the rows takes well under 30x the time to print, and every row is printed (a table of
+    100,000 rows is data, piped to less or grep). rich's Table took some 2 ms a row."""
+    n = 20_000
+    a = analyze(stream([0.1 + 0.001 * i for i in range(n)]))
+    if by == "timing":
+        timing = diff_timing(a, analyze(stream([0.105 + 0.001 * i for i in range(n)])))
+        small_view = _diff_cli._timing_view(dataclasses.replace(timing, matched=timing.matched[: n // 10]))
+        big_view = _diff_cli._timing_view(timing)
+    else:
+        changed = [event(i) if i % 2 else event(i).replace(b"tok", b"TOK") for i in range(n)]  # every other one
+        events = diff_events(a, analyze(stream([0.1 + 0.001 * i for i in range(n)], events=changed)))
+        small_view = _diff_cli._events_view(dataclasses.replace(events, changes=events.changes[: n // 10]))
+        big_view = _diff_cli._events_view(events)
+    (t_small, small), (t_big, big) = _drawn(small_view), _drawn(big_view, times=1)
+    assert t_big < 30 * t_small, (t_small, t_big)
+    rows = re.compile(r"(?m)^ *\d+ +\d+  message " if by == "timing" else r" *\d+ +- changed data +message")
+    expected = [2000, 20_001] if by == "timing" else [1000, 10_000]  # timing: each event and [DONE]
+    assert [len(rows.findall(out)) for out in (small, big)] == expected

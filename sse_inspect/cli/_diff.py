@@ -8,7 +8,6 @@ from typing import Any
 
 import click
 from rich.console import Group, RenderableType
-from rich.table import Table
 from rich.text import Text
 
 from .._analysis import Analysis, analyze
@@ -146,11 +145,8 @@ def _events_view(d: EventsDiff) -> RenderableType:
     verdict = _verdict(d.identical, f"identical events ({counts})", f"events differ: {counts}")
     if d.identical:
         return verdict
-    table = Table(box=None, header_style="bold", pad_edge=False)
-    table.add_column("A #", justify="right")
-    table.add_column("B #", justify="right")
-    for name in ("change", "type", "id", "data"):
-        table.add_column(name, overflow="fold")
+    columns = [_render.Column("A #", "right"), _render.Column("B #", "right")]
+    table = _render.Rows(columns + [_render.Column(name, overflow="fold") for name in ("change", "type", "id", "data")])
     for c in d.changes:
         if c.op == "equal":
             continue
@@ -165,9 +161,8 @@ def _events_view(d: EventsDiff) -> RenderableType:
 
 
 def _timing_view(d: TimingDiff) -> RenderableType:
-    table = Table(box=None, header_style="bold", pad_edge=False)
-    for name in ("A #", "B #", "type", "t in A", "t in B", "delay", "hold"):
-        table.add_column(name, justify="left" if name == "type" else "right")
+    names = ("A #", "B #", "type", "t in A", "t in B", "delay", "hold")
+    table = _render.Rows([_render.Column(name, "left" if name == "type" else "right") for name in names])
     held = set(d.held)
     for x in d.matched:
         table.add_row(str(x.a.index), str(x.b.index), _render.safe(x.a.type, newlines=False), _render.seconds(x.t_a),

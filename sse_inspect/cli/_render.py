@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from typing import NamedTuple
 
-from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.console import Console, ConsoleOptions, Group, JustifyMethod, OverflowMethod, RenderableType, RenderResult
+from rich._wrap import divide_line
+from rich.cells import cell_len
 from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
+from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
 
 from .._analysis import Analysis, Observer, Timing
@@ -469,8 +474,138 @@ def show_view(a: Analysis, report: Report, arrivals: Arrivals | None = None) -> 
     return Group(*parts)
 
 
+class Column(NamedTuple):
+    """A column of a `Rows` table, as rich's `Table.add_column` takes it."""
+
+    header: str
+    justify: JustifyMethod = "left"
+    style: str = ""
+    overflow: OverflowMethod = "ellipsis"
+    min_width: int | None = None
+
+
+class Rows:
+    """Rows of cells laid out as a borderless rich `Table` (`box=None, pad_edge=False`) lays them
+    out, line for line, at a small part of its cost: rich measures and renders every cell through
+    its generic machinery (some 2 ms a row); here the column widths come from rich itself, given
+    only the cells that decide them (the widest, and the one with the longest word, of each
+    column), and each cell is padded, or cut and wrapped as rich cuts and wraps it, into its lines.
+    Everything rich's Table prints comes out the same, byte for byte, colours included."""
+
+    def __init__(self, columns: Sequence[Column], *, header: bool = True) -> None:
+        self.columns, self.header = list(columns), header
+        self.rows: list[tuple[list[Text], list[int], str]] = []  # the cells, their widths, the row's style
+
+    def add_row(self, *cells: Text | str, style: str = "") -> None:
+        texts = [c if isinstance(c, Text) else Text(c) for c in cells]
+        self.rows.append((texts, [text.cell_len for text in texts], style))
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        widths = self._widths(console, options)
+        last = len(widths) - 1
+        pads = [(0 if i == 0 else 1, 0 if i == last else 1) for i in range(len(widths))]
+        inner = [w - left - right for w, (left, right) in zip(widths, pads)]
+        if self.header:
+            heads = [Text(c.header) for c in self.columns]
+            yield from self._row(console, heads, [h.cell_len for h in heads], inner, pads, "bold", header=True)
+        for cells, sizes, style in self.rows:
+            yield from self._row(console, cells, sizes, inner, pads, style)
+
+    def _widths(self, console: Console, options: ConsoleOptions) -> list[int]:
+        """Each column's width with its padding: rich's layout of a table holding only, for each
+        column, its widest cell and the cell with its longest word (what rich measures a column by)."""
+        sample = Table(box=None, pad_edge=False, show_header=self.header)
+        for c in self.columns:
+            sample.add_column(c.header, justify=c.justify, overflow=c.overflow, min_width=c.min_width)
+        for i in range(len(self.columns)):
+            widest: Text | None = None
+            wordiest: Text | None = None
+            most = longest = -1
+            for cells, sizes, _ in self.rows:
+                cell, size = cells[i], sizes[i]
+                if size > most:
+                    widest, most = cell, size
+                if size > longest and (word := _longest_word(cell)) > longest:  # a word is no wider than its text
+                    wordiest, longest = cell, word
+            for chosen in (widest, wordiest):
+                if chosen is not None:
+                    sample.add_row(*(chosen if j == i else "" for j in range(len(self.columns))))
+        return sample._calculate_column_widths(console, options)  # rich's own layout rules
+
+    def _row(self, console: Console, cells: list[Text], sizes: list[int], inner: list[int],
+             pads: list[tuple[int, int]], row_style: str, *, header: bool = False) -> Iterable[Segment]:  # fmt: skip
+        """One row as segments, line by line: each cell cut or wrapped to its column, padded to its width.
+        Without colours (piped, NO_COLOR) a row is one plain string: most of the cost of a big table."""
+        blocks = [_fit(console, *cell) for cell in zip(cells, sizes, inner, self.columns)]
+        height = max(1, *(len(b) for b in blocks))
+        plain = console.no_color or console.color_system is None
+        lines: list[list[Segment]] = [[] for _ in range(height)]  # with colours
+        texts: list[list[str]] = [[] for _ in range(height)]  # without
+        for block, width, (left, right), c in zip(blocks, inner, pads, self.columns):
+            style = Style.null() if plain else console.get_style(row_style if header else f"{c.style} {row_style}")
+            blank: list[tuple[Text, int] | None] = [None] * (height - len(block))
+            for i, fitted in enumerate([*blank, *block] if header else [*block, *blank]):
+                if fitted is None:  # below a shorter cell (above, in the header): one blank run, as rich does
+                    texts[i].append(" " * (left + width + right))
+                    lines[i].append(Segment(" " * (left + width + right), style))
+                    continue
+                text, size = fitted
+                room = " " * (width - size)
+                if plain:
+                    content = room + text.plain if c.justify == "right" else text.plain + room
+                    texts[i].append(f"{' ' * left}{content}{' ' * right}")
+                    continue
+                lines[i] += [Segment(" " * left, style)] if left else []
+                base = style + console.get_style(text.style) if text.style else style
+                if not text.spans:  # one style: one segment, padded in it as rich pads it
+                    content = room + text.plain if c.justify == "right" else text.plain + room
+                    lines[i].append(Segment(content, base))
+                else:
+                    text = text.copy()
+                    text.pad_left(len(room)) if c.justify == "right" else text.pad_right(len(room))
+                    lines[i] += [Segment(seg.text, base + seg.style if seg.style else base)
+                                 for seg in text.render(console)]
+                lines[i] += [Segment(" " * right, style)] if right else []
+        if plain:
+            yield Segment("".join(text for line in texts for text in (*line, "\n")))
+            return
+        for line in lines:
+            yield from line
+            yield Segment.line()
+
+
+def _fit(console: Console, cell: Text, size: int, width: int, column: Column) -> list[tuple[Text, int]]:
+    """`cell` (`size` columns wide) as the lines rich's table puts in a column `width` wide, unpadded,
+    with their widths: itself when it fits; a plain one-line text (no styled spans, one column a
+    character) cut at words or folded as rich cuts it; anything else by rich."""
+    plain = cell.plain
+    if width < 1:  # a column squeezed to its padding: rich draws it blank
+        return []
+    right_strip = column.justify != "left" and plain[-1:].isspace()  # rich strips it before aligning
+    if size <= width and "\n" not in plain and "\t" not in plain and not right_strip:
+        return [(cell, size)]
+    if cell.spans or column.justify != "left" or "\n" in plain or "\t" in plain or size != len(plain):
+        wrapped = cell.wrap(console, width, justify=column.justify, overflow=column.overflow)
+        return [(line, line.cell_len) for line in wrapped]
+    offsets = [0, *divide_line(plain, width, fold=column.overflow == "fold"), len(plain)]
+    lines = []
+    for start, end in zip(offsets, offsets[1:]):
+        piece = plain[start:end]
+        if len(piece) > width:  # what rich cuts: first the spaces past the width, then the rest
+            piece = piece[: max(width, len(piece.rstrip()))]
+            if len(piece) > width:
+                piece = piece[: width - 1] + "…" if column.overflow == "ellipsis" else piece[:width]
+        lines.append((Text(piece, style=cell.style), len(piece)))
+    return lines
+
+
+def _longest_word(text: Text) -> int:
+    """The width of the longest word of `text`: the narrowest rich will make its column."""
+    return max((cell_len(word) for word in text.plain.split()), default=text.cell_len)
+
+
 class EventsTable(Observer):
-    """The `events` table printed as the capture is read: a rich Table for every `BATCH` events (the
+    """The `events` table printed as the capture is read: a table for every `BATCH` events (the
     first with the header), so time stays linear and memory flat however many events. A column is
     never narrower than in the batches before, so they line up; a short capture is one table.
     Comments (with `comments`) are listed after it."""
@@ -507,16 +642,12 @@ class EventsTable(Observer):
         for row in self.rows:
             for i, cell in enumerate(row):
                 self.widths[i] = max(self.widths[i], min(cell.cell_len, self.WIDEST))
-        table = Table(box=None, header_style="bold", pad_edge=False, show_header=self.header)
         head = ("#", "t", "type", "id", "data", "offset")
         justify = ("right", "right", "left", "left", "left", "right")
         style = ("", "", "cyan", "", "", "dim")
-        for i, name in enumerate(head):
-            if i == 4:
-                table.add_column(name, overflow="fold", ratio=1)
-            else:
-                table.add_column(name, justify=justify[i], style=style[i],  # type: ignore[arg-type]
-                                 min_width=max(widths[i], len(name)))  # fmt: skip
+        columns = [Column(name, justify[i], style[i], min_width=max(widths[i], len(name)))  # type: ignore[arg-type]
+                   if i != 4 else Column(name, overflow="fold") for i, name in enumerate(head)]  # fmt: skip
+        table = Rows(columns, header=self.header)
         for row in self.rows:
             table.add_row(*row)
         self.console.print(table)
