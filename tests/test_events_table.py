@@ -125,6 +125,23 @@ def test_rows_print_what_a_rich_table_prints(seed: int) -> None:
             assert _printed(fast, width, color) == _printed(table, width, color), (width, color)
 
 
+@pytest.mark.parametrize("seed", range(10))
+def test_without_the_layout_rule_it_borrows_rows_fall_back_to_a_rich_table(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`Rows` takes its column widths from a private method of rich's Table: a rich without it gets the
+    same output from a Table itself (slower), never an AttributeError."""
+    rng = random.Random(seed)
+    columns = _columns(rng, rng.randint(1, 7))
+    fast = _render.Rows(columns, header=rng.random() < 0.8)
+    for cells, style in _random_rows(rng, rng.randint(0, 12), len(columns)):
+        fast.add_row(*cells, style=style)
+    widths = [(w, color) for w in (12, 40, rng.randint(20, 200)) for color in (False, True)]
+    expected = [_printed(fast, w, color) for w, color in widths]
+    monkeypatch.setattr(_render, "_LAYOUT_RULE", "_a_name_a_later_rich_may_give_it")
+    assert [_printed(fast, w, color) for w, color in widths] == expected
+
+
 def _capture_of(path: Path, events: int) -> Path:
     write_openai_capture(path, events * 200)
     return path

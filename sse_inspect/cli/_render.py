@@ -484,6 +484,10 @@ class Column(NamedTuple):
     min_width: int | None = None
 
 
+_LAYOUT_RULE = "_calculate_column_widths"
+"""The private method of rich's Table that `Rows` takes its column widths from (rich 13 to 15)."""
+
+
 class Rows:
     """Rows of cells laid out as a borderless rich `Table` (`box=None, pad_edge=False`) lays them
     out, line for line, at a small part of its cost: rich measures and renders every cell through
@@ -501,6 +505,9 @@ class Rows:
         self.rows.append((texts, [text.cell_len for text in texts], style))
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if not hasattr(Table, _LAYOUT_RULE):  # a rich without the layout rule `_widths` borrows
+            yield self._table()
+            return
         widths = self._widths(console, options)
         last = len(widths) - 1
         pads = [(0 if i == 0 else 1, 0 if i == last else 1) for i in range(len(widths))]
@@ -510,6 +517,15 @@ class Rows:
             yield from self._row(console, heads, [h.cell_len for h in heads], inner, pads, "bold", header=True)
         for cells, sizes, style in self.rows:
             yield from self._row(console, cells, sizes, inner, pads, style)
+
+    def _table(self) -> Table:
+        """The same rows as a rich Table: what they stand for, at its full cost."""
+        table = Table(box=None, header_style="bold", pad_edge=False, show_header=self.header)
+        for c in self.columns:
+            table.add_column(c.header, justify=c.justify, style=c.style, overflow=c.overflow, min_width=c.min_width)
+        for cells, _, style in self.rows:
+            table.add_row(*cells, style=style)
+        return table
 
     def _widths(self, console: Console, options: ConsoleOptions) -> list[int]:
         """Each column's width with its padding: rich's layout of a table holding only, for each
@@ -530,7 +546,7 @@ class Rows:
             for chosen in (widest, wordiest):
                 if chosen is not None:
                     sample.add_row(*(chosen if j == i else "" for j in range(len(self.columns))))
-        return sample._calculate_column_widths(console, options)  # rich's own layout rules
+        return getattr(sample, _LAYOUT_RULE)(console, options)  # rich's own layout rules
 
     def _row(self, console: Console, cells: list[Text], sizes: list[int], inner: list[int],
              pads: list[tuple[int, int]], row_style: str, *, header: bool = False) -> Iterable[Segment]:  # fmt: skip
