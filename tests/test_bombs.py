@@ -9,6 +9,7 @@ about a second.
 
 from __future__ import annotations
 
+import json
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -129,3 +130,30 @@ def test_one_huge_line_keeps_memory_flat(tmp_path: Path) -> None:
                 '{"index": 0, "type": "message", "data": ', '{"index": 1, "type": "message", "data": '
             ]
             assert '"data": "first"' in out and '"data": "last"' in out
+
+
+def test_one_huge_event_of_short_lines_keeps_memory_flat(tmp_path: Path) -> None:
+    """An event of 128 MiB of data lines, each of them short, sent as it is between two events: no line is over
+    the limit, but the event's data is; it is dropped once its data passes the limit (before: check and text
+    436 MB, events --json 547 MB), the events around it read."""
+    line = b"data: " + b"x" * 1000 + b"\n"
+    piece = line * (MiB // len(line))
+    path = tmp_path / "event.sse"
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(header_line(request=Request(method="POST", url="https://api.example/v1/chat/completions"),
+                            response=Response(headers=(("Content-Type", "text/event-stream"),), t=0.1),
+                            recorded_at=None, recorder="tests"))  # fmt: skip
+        f.write(chunk_line(0.2, b"data: first\n\n"))
+        for _ in range(128):
+            f.write(chunk_line(0.3, piece))
+        f.write(chunk_line(0.4, b"\ndata: last\n\n") + end_line("complete", 1.5))
+    for args in (["check"], ["events", "--json"], ["text"]):
+        code, out, err, peak = measured(*args, path, keep_output=True)
+        assert peak < BOUND, f"{args}: {peak / 1e6:.0f} MB"
+        assert "Traceback" not in err, err
+        if args == ["check"]:
+            assert code == 1 and "event-too-long" in out and "from byte 13" in out
+        if args == ["events", "--json"]:
+            assert code == 0 and [json.loads(line)["data"] for line in out.splitlines()] == ["first", "last"]
+        if args == ["text"]:
+            assert code == 0
