@@ -157,3 +157,28 @@ def test_one_huge_event_of_short_lines_keeps_memory_flat(tmp_path: Path) -> None
             assert code == 0 and [json.loads(line)["data"] for line in out.splitlines()] == ["first", "last"]
         if args == ["text"]:
             assert code == 0
+
+
+def test_a_big_har_is_imported_a_line_at_a_time(tmp_path: Path) -> None:
+    """A HAR whose 16 MiB event stream is control characters, each written \\u0001 in the HAR and in the capture:
+    the capture (as big as the HAR) is written a line at a time, never built and encoded whole (before: 290 MB
+    for this 78 MB HAR; the reading itself takes about twice the HAR)."""
+    body = ("data: " + "\x01" * 1000 + "\n\n") * (16 * MiB // 1008)
+    entry = {
+        "startedDateTime": "2026-01-01T00:00:00Z", "time": 1, "cache": {}, "timings": {"send": 0, "wait": 1, "receive": 0},
+        "request": {"method": "POST", "url": "https://api.openai.com/v1/chat/completions", "httpVersion": "HTTP/1.1",
+                    "headers": [], "queryString": [], "cookies": [], "headersSize": -1, "bodySize": 0},
+        "response": {"status": 200, "statusText": "OK", "httpVersion": "HTTP/1.1", "cookies": [], "redirectURL": "",
+                     "headers": [{"name": "Content-Type", "value": "text/event-stream"}], "headersSize": -1,
+                     "bodySize": len(body), "content": {"size": len(body), "mimeType": "text/event-stream", "text": body}},
+    }  # fmt: skip
+    har = tmp_path / "big.har"
+    har.write_text(json.dumps({"log": {"version": "1.2", "creator": {"name": "tests", "version": "1"}, "entries": [entry]}}))
+    del body, entry
+    size = har.stat().st_size
+    code, _, err, peak = measured("import", har, "-o", tmp_path / "big.sse")
+    assert code == 0 and "Traceback" not in err, err
+    assert peak < 50 * MiB + 2.6 * size, f"{peak / 1e6:.0f} MB for a {size / 1e6:.0f} MB HAR"
+    with open(tmp_path / "big.sse", encoding="utf-8") as f:
+        assert json.loads(f.readline())["format"] == "sse-capture/1"
+        assert sum(len(json.loads(line).get("text", "")) for line in f) >= 16 * MiB - 1008
