@@ -137,16 +137,9 @@ def test_one_huge_event_of_short_lines_keeps_memory_flat(tmp_path: Path) -> None
     the limit, but the event's data is; it is dropped once its data passes the limit (before: check and text
     436 MB, events --json 547 MB), the events around it read."""
     line = b"data: " + b"x" * 1000 + b"\n"
-    piece = line * (MiB // len(line))
-    path = tmp_path / "event.sse"
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(header_line(request=Request(method="POST", url="https://api.example/v1/chat/completions"),
-                            response=Response(headers=(("Content-Type", "text/event-stream"),), t=0.1),
-                            recorded_at=None, recorder="tests"))  # fmt: skip
-        f.write(chunk_line(0.2, b"data: first\n\n"))
-        for _ in range(128):
-            f.write(chunk_line(0.3, piece))
-        f.write(chunk_line(0.4, b"\ndata: last\n\n") + end_line("complete", 1.5))
+    body = b"data: first\n\n" + line * (128 * MiB // len(line)) + b"\ndata: last\n\n"
+    path = write_capture(tmp_path / "event.sse", body, None, piece=MiB)
+    del body
     for args in (["check"], ["events", "--json"], ["text"]):
         code, out, err, peak = measured(*args, path, keep_output=True)
         assert peak < BOUND, f"{args}: {peak / 1e6:.0f} MB"
@@ -161,8 +154,8 @@ def test_one_huge_event_of_short_lines_keeps_memory_flat(tmp_path: Path) -> None
 
 def test_a_big_har_is_imported_a_line_at_a_time(tmp_path: Path) -> None:
     """A HAR whose 16 MiB event stream is control characters, each written \\u0001 in the HAR and in the capture:
-    the capture (as big as the HAR) is written a line at a time, never built and encoded whole (before: 290 MB
-    for this 78 MB HAR; the reading itself takes about twice the HAR)."""
+    the capture (as big as the HAR) is written a line at a time, never built and encoded whole (before: 373 MB
+    for this 100 MB HAR; the reading itself takes about twice the HAR)."""
     body = ("data: " + "\x01" * 1000 + "\n\n") * (16 * MiB // 1008)
     entry = {
         "startedDateTime": "2026-01-01T00:00:00Z", "time": 1, "cache": {}, "timings": {"send": 0, "wait": 1, "receive": 0},
