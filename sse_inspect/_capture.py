@@ -41,6 +41,7 @@ __all__ = [
     "Request",
     "Response",
     "capture_from_body",
+    "capture_lines",
     "chunk_line",
     "chunk_lines",
     "dump_capture",
@@ -267,22 +268,25 @@ def end_line(kind: str, t: float | None, error: str | None = None) -> str:
 
 def dump_capture(capture: Capture, *, recorded_at: str | None = None) -> str:
     """A whole capture as `sse-capture/1` text."""
+    return "".join(capture_lines(capture, recorded_at=recorded_at))
+
+
+def capture_lines(capture: Capture, *, recorded_at: str | None = None) -> Iterator[str]:
+    """The lines of `dump_capture(capture)`, one at a time: a big capture is written without its text held whole."""
     extra = dict(capture.extra)
     if not capture.timed:
         extra["timed"] = False
-    lines = [
-        header_line(
-            request=capture.request,
-            response=capture.response,
-            recorded_at=recorded_at or capture.recorded_at,
-            recorder=capture.recorder or "sse-inspect",
-            extra=extra,
-        )
-    ]
-    lines += [chunk_line(c.t, c.data) for c in capture.chunks]
+    yield header_line(
+        request=capture.request,
+        response=capture.response,
+        recorded_at=recorded_at or capture.recorded_at,
+        recorder=capture.recorder or "sse-inspect",
+        extra=extra,
+    )
+    for c in capture.chunks:
+        yield chunk_line(c.t, c.data)
     if capture.end is not None:
-        lines.append(end_line(capture.end.kind, capture.end.t, capture.end.error))
-    return "".join(lines)
+        yield end_line(capture.end.kind, capture.end.t, capture.end.error)
 
 
 _ODD = bytes(c for c in range(32) if c not in b"\t\n\r")

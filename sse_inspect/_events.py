@@ -66,8 +66,9 @@ class Notice:
 
     Kinds: "bom", "line-ending" (first lone CR or CRLF line end), "invalid-utf8",
     "ignored-field", "invalid-id", "invalid-retry", "unterminated-event", "line-too-long" (a line over
-    the parser's line limit, dropped). Decoding the body adds "decode-error" (it stops decoding) and
-    "decode-bomb" (it expands past the bomb ratio: decoding stopped).
+    the parser's line limit, dropped), "event-too-long" (an event whose data is over that limit, dropped).
+    Decoding the body adds "decode-error" (it stops decoding) and "decode-bomb" (it expands past the bomb
+    ratio: decoding stopped).
     """
 
     kind: str

@@ -87,7 +87,6 @@ class LineBuffer:
         self._chunk = -1  # index of the current chunk
         self._t: float | None = None  # its arrival time
         self._lf = self._crlf = self._cr = 0
-        self._first_cr: int | None = None
         self._first_crlf: int | None = None
 
     def _line(self, start: int, raw: bytes, began: float | None, held: Held, out: list[Item]) -> None:
@@ -201,8 +200,7 @@ class LineBuffer:
 
     def _count_cr(self, offset: int, out: list[Item]) -> None:
         self._cr += 1
-        if self._first_cr is None:
-            self._first_cr = offset
+        if self._cr == 1:
             out.append(Notice(kind="line-ending", message="a line ends in a lone CR", offset=offset, t=self._t))
 
     def _count_crlf(self, offset: int, out: list[Item], n: int = 1) -> None:

@@ -10,8 +10,9 @@ closes the stream at its end. Spec: https://html.spec.whatwg.org/multipage/serve
 A whole body held in one buffer goes through `p.feed_iter(body, t)`: the items `feed` would return,
 made a piece at a time, so that memory stays flat.
 
-One departure from the spec: a line over the parser's `line_limit` (16 MiB by default) is dropped, with a
-notice, so that a hostile body cannot make the parser hold a line of any size.
+One departure from the spec: a line over the parser's `line_limit` (16 MiB by default) is dropped, and so is
+an event whose data comes to more than that, each with a notice, so that a hostile body cannot make the
+parser hold a line or an event of any size.
 
 Any way of cutting the same bytes into chunks gives the same events (only arrival times
 and chunk indices follow the cuts; a notice may come one chunk later, as a CR ending a
@@ -68,6 +69,11 @@ class EventStreamParser(LineBuffer):
     notice says where it started and how long it was; while it goes on, no more than the limit and a chunk
     of it is held. Dropped rather than cut short: the rest of its event and of the stream read as they would
     without it, where a truncated `data:` line would make a corrupt payload.
+
+    The same limit bounds an event: one whose data (its data lines joined by LF) would come to more than
+    `line_limit` characters is dropped at its blank line, as if its data lines were not there (its `id` and
+    `retry` still count), with an "event-too-long" notice; its data is not held past the limit. (An event of
+    one data line is never over it: the line's limit comes first.)
     """
 
     PIECE = 65536
@@ -85,6 +91,7 @@ class EventStreamParser(LineBuffer):
         self._closed = False
         # The spec's buffers. The data buffer is kept as a list of lines, joined at dispatch.
         self._data: list[str] = []
+        self._data_size = -1  # the length the joined data would have (-1: no data line yet); over the limit: dropped
         self._event_type = ""
         self._last_event_id = ""  # the spec's "last event ID buffer"
         self._last_event_id_string = ""  # the event source's, set from the buffer at each blank line
@@ -211,6 +218,8 @@ class EventStreamParser(LineBuffer):
         if self._after_cr:  # the stream ended in a CR: a lone one
             self._after_cr = False
             self._count_cr(self._offset + len(buf) - 1, out)
+        if self._data_size > self._limit:  # the stream ended inside an event over the limit
+            out.append(self._event_too_long())
         if pos < len(buf) or self._start is not None or dropping is not None:
             if self._start is not None:
                 offset = self._start
@@ -274,7 +283,12 @@ class EventStreamParser(LineBuffer):
             self._start = start
             self._t_first = began
         if name == "data":
-            self._data.append(value)
+            size = self._data_size + 1 + len(value)
+            self._data_size = size
+            if size <= self._limit:
+                self._data.append(value)
+            elif self._data:
+                self._data = []  # over the limit: the event will be dropped (see `line_limit`)
         elif name == "event":
             self._event_type = value
         elif name == "id":
@@ -302,7 +316,9 @@ class EventStreamParser(LineBuffer):
     def _dispatch(self, start: int, out: list[Item]) -> None:
         """A blank line at `start`: dispatch the event being built, if it has data (WHATWG steps 1-5)."""
         self._last_event_id_string = self._last_event_id
-        if self._data and self._start is not None:  # (when data came, its line set `_start`)
+        if self._data_size > self._limit:
+            out.append(self._event_too_long())
+        elif self._data and self._start is not None:  # (when data came, its line set `_start`)
             out.append(
                 Event(
                     self._events, self._event_type or "message", "\n".join(self._data), self._last_event_id,
@@ -311,9 +327,15 @@ class EventStreamParser(LineBuffer):
             )  # fmt: skip
             self._events += 1
             self._data = []
+        self._data_size = -1
         self._event_type = ""
         self._start = None
         self._t_first = None
+
+    def _event_too_long(self) -> Notice:
+        return Notice(kind="event-too-long", message=f"an event whose data came to {self._data_size} characters (over "
+                      f"the limit of {self._limit}) was dropped, from byte {self._start}", offset=self._start or 0,
+                      t=self._t)  # fmt: skip
 
 
 def parse_events(body: bytes) -> list[Event]:

@@ -9,6 +9,7 @@ about a second.
 
 from __future__ import annotations
 
+import json
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -129,3 +130,81 @@ def test_one_huge_line_keeps_memory_flat(tmp_path: Path) -> None:
                 '{"index": 0, "type": "message", "data": ', '{"index": 1, "type": "message", "data": '
             ]
             assert '"data": "first"' in out and '"data": "last"' in out
+
+
+def test_one_huge_event_of_short_lines_keeps_memory_flat(tmp_path: Path) -> None:
+    """An event of 128 MiB of data lines, each of them short, sent as it is between two events: no line is over
+    the limit, but the event's data is; it is dropped once its data passes the limit (before: check and text
+    436 MB, events --json 547 MB), the events around it read."""
+    line = b"data: " + b"x" * 1000 + b"\n"
+    body = b"data: first\n\n" + line * (128 * MiB // len(line)) + b"\ndata: last\n\n"
+    path = write_capture(tmp_path / "event.sse", body, None, piece=MiB)
+    del body
+    for args in (["check"], ["events", "--json"], ["text"]):
+        code, out, err, peak = measured(*args, path, keep_output=True)
+        assert peak < BOUND, f"{args}: {peak / 1e6:.0f} MB"
+        assert "Traceback" not in err, err
+        if args == ["check"]:
+            assert code == 1 and "event-too-long" in out and "from byte 13" in out
+        if args == ["events", "--json"]:
+            assert code == 0 and [json.loads(line)["data"] for line in out.splitlines()] == ["first", "last"]
+        if args == ["text"]:
+            assert code == 0
+
+
+def test_a_big_har_is_imported_a_line_at_a_time(tmp_path: Path) -> None:
+    """A HAR whose 16 MiB event stream is control characters, each written \\u0001 in the HAR and in the capture:
+    the capture (as big as the HAR) is written a line at a time, never built and encoded whole (before: 373 MB
+    for this 100 MB HAR; the reading itself takes about twice the HAR)."""
+    body = ("data: " + "\x01" * 1000 + "\n\n") * (16 * MiB // 1008)
+    entry = {
+        "startedDateTime": "2026-01-01T00:00:00Z", "time": 1, "cache": {}, "timings": {"send": 0, "wait": 1, "receive": 0},
+        "request": {"method": "POST", "url": "https://api.openai.com/v1/chat/completions", "httpVersion": "HTTP/1.1",
+                    "headers": [], "queryString": [], "cookies": [], "headersSize": -1, "bodySize": 0},
+        "response": {"status": 200, "statusText": "OK", "httpVersion": "HTTP/1.1", "cookies": [], "redirectURL": "",
+                     "headers": [{"name": "Content-Type", "value": "text/event-stream"}], "headersSize": -1,
+                     "bodySize": len(body), "content": {"size": len(body), "mimeType": "text/event-stream", "text": body}},
+    }  # fmt: skip
+    har = tmp_path / "big.har"
+    har.write_text(json.dumps({"log": {"version": "1.2", "creator": {"name": "tests", "version": "1"}, "entries": [entry]}}))
+    del body, entry
+    size = har.stat().st_size
+    code, _, err, peak = measured("import", har, "-o", tmp_path / "big.sse")
+    assert code == 0 and "Traceback" not in err, err
+    assert peak < 50 * MiB + 2.6 * size, f"{peak / 1e6:.0f} MB for a {size / 1e6:.0f} MB HAR"
+    with open(tmp_path / "big.sse", encoding="utf-8") as f:
+        assert json.loads(f.readline())["format"] == "sse-capture/1"
+        assert sum(len(json.loads(line).get("text", "")) for line in f) >= 16 * MiB - 1008
+
+
+def _chat_chunk(delta: dict[str, object], finish: str | None = None) -> bytes:
+    choice = {"index": 0, "delta": delta, "finish_reason": finish}
+    return b"data: " + json.dumps({"object": "chat.completion.chunk", "choices": [choice]}).encode() + b"\n\n"
+
+
+def test_a_huge_tool_call_argument_is_written_in_pieces(tmp_path: Path) -> None:
+    """A 64 MiB tool-call argument: `text` and `text --json` write the answer a piece at a time, never joined into
+    one string and copied (before, for 100 MiB: text 340 MB, text --json 547 MB; the analysis alone is about
+    twice the argument), and write it exactly."""
+    path = tmp_path / "tool.sse"
+    piece = "x" * 65536
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(header_line(request=Request(method="POST", url="https://api.openai.com/v1/chat/completions"),
+                            response=Response(headers=(("Content-Type", "text/event-stream"),), t=0.1),
+                            recorded_at=None, recorder="tests"))  # fmt: skip
+        first = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "f", "arguments": '{"a": "'}}
+        f.write(chunk_line(0.2, _chat_chunk({"role": "assistant", "tool_calls": [first]})))
+        more = chunk_line(0.3, _chat_chunk({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}))
+        f.write(more * 1024)
+        f.write(chunk_line(0.4, _chat_chunk({"tool_calls": [{"index": 0, "function": {"arguments": '"}'}}]})))
+        f.write(chunk_line(0.5, _chat_chunk({}, "tool_calls") + b"data: [DONE]\n\n") + end_line("complete", 1.5))
+    size = 64 * MiB + 9
+    code, out, err, peak = measured("text", path, keep_output=True)
+    assert code == 0 and "Traceback" not in err, err
+    assert out == '[tool call] f {"a": "' + "x" * (64 * MiB) + '"}\n'
+    assert peak < 50 * MiB + 2.5 * size, f"text: {peak / 1e6:.0f} MB"
+    code, out, err, peak = measured("text", "--json", path, keep_output=True)
+    assert code == 0 and "Traceback" not in err, err
+    (call,) = json.loads(out)["tool_calls"]
+    assert (call["name"], len(call["arguments"]), call["arguments_valid_json"]) == ("f", size, True)
+    assert peak < 50 * MiB + 3.8 * size, f"text --json: {peak / 1e6:.0f} MB"

@@ -360,7 +360,7 @@ def test_lines_over_the_limit_are_dropped(body: bytes, limit: int, path: str) ->
     each dropped line started."""
     parser = _limited(path, limit)
     items = parser.feed(body, 0.0) + parser.close()
-    assert simple(items) == reference_events(without_long_lines(body, limit))
+    assert simple(items) == within_limit(reference_events(without_long_lines(body, limit)), limit)
     dropped = [x.offset for x in items if isinstance(x, Notice) and x.kind == "line-too-long"]
     starts = [m.start() for m in _LINE_AND_END.finditer(body) if len(m.group().rstrip(b"\r\n")) > limit]
     assert dropped == starts
@@ -377,6 +377,44 @@ def test_the_line_limit_gives_the_same_items_at_any_cut(body: bytes, limit: int,
 
     assert untimed(parse(split_at(body, cuts))) == untimed(parse([body]))
     assert untimed(parse([bytes([b]) for b in body])) == untimed(parse([body]))
+
+
+def within_limit(events: list[tuple[str, str, str, int | None]], limit: int) -> list[tuple[str, str, str, int | None]]:
+    """The events the parser keeps under `limit`: an event whose data is longer is dropped."""
+    return [e for e in events if len(e[1]) <= limit]
+
+
+_data_lines = st.lists(st.binary(max_size=12).map(lambda v: b"data: " + v.replace(b"\n", b"").replace(b"\r", b"")),
+                       min_size=1, max_size=5)  # fmt: skip
+_many_line_events = st.lists(
+    st.tuples(_data_lines, st.sampled_from([b"", b"id: 7\n", b"event: e\n", b": c\n"])).map(
+        lambda e: e[1] + b"\n".join(e[0]) + b"\n\n"
+    ),
+    max_size=8,
+).map(b"".join)
+"""Events of several data lines, each line short: their data may be over a small limit while no line is."""
+
+
+@pytest.mark.parametrize("path", PATHS)
+@settings(max_examples=300, deadline=None)
+@given(body=_many_line_events, limit=st.integers(min_value=6, max_value=40), cuts=cut_lists)
+@example(body=b"data: abcd\ndata: efgh\n\ndata: ij\n\n", limit=8, cuts=[])
+def test_events_over_the_limit_are_dropped_at_any_cut(body: bytes, limit: int, cuts: list[int], path: str) -> None:
+    """An event whose data lines, each within the line limit, join to more than the limit is dropped with an
+    "event-too-long" notice at its first byte; the other events are those of the spec, whatever the cuts."""
+    def parse(chunks: list[bytes]) -> list[Event | Comment | Notice]:
+        parser = _limited(path, limit)
+        return [x for i, chunk in enumerate(chunks) for x in parser.feed(chunk, float(i))] + parser.close()
+
+    items = parse(split_at(body, cuts))
+    kept = without_long_lines(body, limit)
+    expected = reference_events(kept)
+    assert simple(items) == within_limit(expected, limit)
+    dropped = [x for x in items if isinstance(x, Notice) and x.kind == "event-too-long"]
+    assert len(dropped) == len(expected) - len(within_limit(expected, limit))
+    if kept == body:  # no line dropped: each notice points at its event's first field line
+        assert all((x.offset == 0 or body[x.offset - 1] == 10) and body.startswith((b"data", b"id", b"event"), x.offset) for x in dropped)
+    assert untimed(items) == untimed(parse([body])) == untimed(parse([bytes([b]) for b in body]))
 
 
 def _limited(path: str, limit: int) -> EventStreamParser:
@@ -402,6 +440,42 @@ def test_a_line_over_the_limit_is_not_held(path: str) -> None:
     assert notice.offset == 14
     assert notice.message == "a line of 100007 bytes (over the line limit of 1000) was dropped, from byte 14"
     assert parser.stats.bytes == 14 + 100007 + 1 + 13
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_an_event_of_many_lines_is_not_held(path: str) -> None:
+    """Data lines that never end their event: the parser holds no more of the event's data than the limit,
+    however many lines come; the event is dropped at its blank line, the events around it are read, and its
+    id still counts."""
+    parser = _limited(path, 1000)
+    items = parser.feed(b"data: before\n\nid: 5\n", 0.0)
+    for i in range(1, 1001):
+        items += parser.feed(b"data: 123456789\n" * 10, float(i))
+        assert sum(map(len, parser._data)) <= 1000 and sum(map(len, parser._parts)) <= 1000
+    items += parser.feed(b"\ndata: after\n\n", 1001.0) + parser.close()
+    assert simple(items) == [("message", "before", "", None), ("message", "after", "5", None)]
+    (notice,) = [x for x in items if isinstance(x, Notice) and x.kind == "event-too-long"]
+    assert notice.offset == 14
+    assert notice.message == (
+        "an event whose data came to 99999 characters (over the limit of 1000) was dropped, from byte 14"
+    )
+
+
+def test_a_stream_that_ends_inside_an_event_over_the_limit() -> None:
+    parser = EventStreamParser(line_limit=10)
+    items = parser.feed(b"data: a\n\ndata: 0123\ndata: 4567\ndata: 89\n", 0.0) + parser.close()
+    assert [(x.kind, x.offset) for x in items if isinstance(x, Notice)] == [
+        ("event-too-long", 9), ("unterminated-event", 9)
+    ]
+
+
+def test_an_event_at_the_limit_is_kept() -> None:
+    """The limit counts the data as the event holds it, the LF between its lines included."""
+    body = b"data: 01234\ndata: 56789\n\ndata: 01234\ndata: 56789\ndata\n\n"
+    parser = EventStreamParser(line_limit=11)
+    items = parser.feed(body) + parser.close()
+    assert simple(items) == [("message", "01234\n56789", "", None)]
+    assert [x.kind for x in items if isinstance(x, Notice)] == ["event-too-long"]
 
 
 def test_a_stream_that_ends_inside_a_long_line() -> None:

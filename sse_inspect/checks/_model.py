@@ -109,6 +109,9 @@ CODES: dict[str, Code] = _codes(
     Code("line-too-long", _E, "framing",
          "a line longer than the line limit was dropped (no real stream sends one): clients that hold a line whole "
          "may run out of memory on it"),
+    Code("event-too-long", _E, "framing",
+         "an event whose data came to more than the line limit was dropped (no real stream sends one): clients "
+         "that hold an event's data whole may run out of memory on it"),
     Code("content-length", _W, "headers",
          "a Content-Length makes clients and proxies wait for that many bytes; an event stream has no length"),
     Code("no-cache-header", _I, "headers", "caches and CDNs may store or hold the stream: send `Cache-Control: no-cache`"),

@@ -32,7 +32,8 @@ class FramingCheck(Check):
         self.first: dict[str, Notice] = {}
         self.counts: Counter[str] = Counter()
         self.every: dict[str, list[Notice]] = {
-            "unterminated-event": [], "decode-error": [], "decode-bomb": [], "line-too-long": [], "line-ending": []
+            "unterminated-event": [], "decode-error": [], "decode-bomb": [], "line-too-long": [], "event-too-long": [],
+            "line-ending": [],
         }
         self.ignored: Counter[str] = Counter()
         self.comments = 0
@@ -100,12 +101,13 @@ class FramingCheck(Check):
             for n in self.every[code]:
                 yield self.found(code, n.message, offset=n.offset, t=n.t)
 
-        too_long = self.every["line-too-long"]
-        if too_long:
-            first_dropped = too_long[0]
-            more = f" ({len(too_long)} lines in all)" if len(too_long) > 1 else ""
-            yield self.found("line-too-long", first_dropped.message + more, offset=first_dropped.offset,
-                             t=first_dropped.t, evidence=Lines(len(too_long)))  # fmt: skip
+        for code, what in (("line-too-long", "lines"), ("event-too-long", "events")):
+            too_long = self.every[code]
+            if too_long:
+                first_dropped = too_long[0]
+                more = f" ({len(too_long)} {what} in all)" if len(too_long) > 1 else ""
+                yield self.found(code, first_dropped.message + more, offset=first_dropped.offset, t=first_dropped.t,
+                                 evidence=Lines(len(too_long)) if what == "lines" else None)  # fmt: skip
 
         first_comment = self.first_comment
         if first_comment is not None:

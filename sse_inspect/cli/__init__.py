@@ -128,23 +128,25 @@ def text(capture: str, as_json: bool, dialect: str | None, rechunk: RechunkSpec 
         _json.write_doc(sys.stdout, _json.analysis_json(analysis))
         return
     answer = analysis.answer
-    tty = sys.stdout.isatty()
-    parts = []
+    parts: list[tuple[str, ...]] = []  # the answer's paragraphs, each in pieces: a tool call's arguments alone
     for choice in answer.choices:
         if len(answer.choices) > 1:
-            parts.append(f"--- choice {choice.index} ---")
+            parts.append((f"--- choice {choice.index} ---",))
         if reasoning and choice.reasoning:
-            parts.append(choice.reasoning)
+            parts.append((choice.reasoning,))
         if choice.text or choice.refusal:
-            parts.append(choice.text or choice.refusal)
-        parts += [f"[tool call] {c.name} {c.arguments}" for c in choice.tool_calls]
-    out = "\n".join(parts)
-    if tty:
+            parts.append((choice.text or choice.refusal,))
+        parts += [("[tool call] ", c.name, " ", c.arguments) for c in choice.tool_calls]
+    if sys.stdout.isatty():
         from . import _render
 
-        _render.console().print(_render.safe(out))
-    else:
-        _json.write_out(sys.stdout, out + ("\n" if out else ""))
+        _render.console().print(_render.safe("\n".join(map("".join, parts))))
+        return
+    for i, part in enumerate(parts):  # written piece by piece: a 200 MB answer is not copied to be joined
+        for piece in ("\n" if i else "", *part):
+            _json.write_out(sys.stdout, piece)
+    if parts:
+        sys.stdout.write("\n")
 
 
 def main() -> None:

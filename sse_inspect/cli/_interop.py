@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 from pathlib import Path
 
 import click
 
-from .._capture import Capture, dump_capture, is_capture_header
+from .._capture import Capture, capture_lines, is_capture_header
 from .._loading import load_capture, parse_capture, read_file
 from .._redact import Redactor
 from .._secrets import redact_capture
@@ -23,16 +24,22 @@ from ._params import InputError, capture_argument, captures_argument, input_erro
 __all__ = ["export_command", "import_command", "redact"]
 
 
-def _write(output: str, data: bytes) -> None:
-    """`data` to `output` ("-": standard output), created with mode 0600: a capture may hold secrets."""
+def _encoded(capture: Capture) -> Iterator[bytes]:
+    """The capture's `sse-capture/1` text, encoded a line at a time: never held whole."""
+    for line in capture_lines(capture):
+        yield line.encode("utf-8", "surrogatepass")
+
+
+def _write(output: str, pieces: Iterable[bytes]) -> None:
+    """`pieces` to `output` ("-": standard output), created with mode 0600: a capture may hold secrets."""
     if output == "-":
-        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.writelines(pieces)
         sys.stdout.flush()
         return
     try:
         fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            f.writelines(pieces)
     except OSError as exc:
         raise InputError(f"{output}: cannot write: {exc.strerror or exc}") from None
 
@@ -75,6 +82,7 @@ def import_command(
     data = read_file(source, "a file to import")
     found = read_source(data, name)
     exchanges = found[1] if found is not None else [Found(0, parse_capture(data, path=name))]
+    del data, found  # the file's bytes: the exchanges hold what they need of them
     if list_only:
         for f in exchanges:
             missing = "  (no body in the HAR)" if f.capture.extra.get(BODY_MISSING) else ""
@@ -92,18 +100,17 @@ def import_command(
     redactor = Redactor(enabled=not no_redact)
     for f in chosen:
         capture, counts = redact_capture(f.capture, redactor) if redactor.enabled else (f.capture, None)
-        text = dump_capture(capture).encode("utf-8", "surrogatepass")
         if to_dir:
             url = capture.request.url if capture.request is not None else ""
             try:
                 path, fd = new_capture_file(Path(output), capture_filename(url, _when(capture)))
                 with os.fdopen(fd, "wb") as out:
-                    out.write(text)
+                    out.writelines(_encoded(capture))
             except OSError as exc:
                 raise InputError(f"{output}: cannot write: {exc.strerror or exc}") from None
             where = str(path)
         else:
-            _write(output, text)
+            _write(output, _encoded(capture))
             where = "stdout" if output == "-" else output
         timing = "timed" if capture.timed else "untimed"
         redacted = f", {counts}" if counts is not None else ", not redacted"
@@ -122,7 +129,7 @@ def export_command(capture: str, to: str, output: str) -> None:
     loaded = load_capture(capture)
     for warning in loaded.warnings:
         _say(f"! {warning}")
-    _write(output, export(loaded, to))
+    _write(output, [export(loaded, to)])
 
 
 @click.command()
@@ -147,9 +154,8 @@ def redact(captures: tuple[str, ...], in_place: bool, output: str | None) -> Non
         for warning in capture.warnings:
             _say(f"! {path}: {warning}")
         redacted, counts = redact_capture(capture)
-        text = dump_capture(redacted).encode("utf-8", "surrogatepass")
         if not in_place:
-            _write(output or "-", text)
+            _write(output or "-", _encoded(redacted))
             _say(f"{path}: {counts}")
             continue
         if path == "-" or not _is_capture_file(path):
@@ -157,7 +163,7 @@ def redact(captures: tuple[str, ...], in_place: bool, output: str | None) -> Non
                 f"{path}: --in-place rewrites sse-capture/1 files only; import it first (sse-inspect import)"
             )
         if counts.total:
-            _replace(path, text)
+            _replace(path, _encoded(redacted))
         _say(f"{path}: {counts}")
 
 
@@ -166,15 +172,15 @@ def _is_capture_file(path: str) -> bool:
         return is_capture_header(f.readline())
 
 
-def _replace(path: str, data: bytes) -> None:
-    """Write `data` over `path` atomically, keeping its mode."""
+def _replace(path: str, pieces: Iterable[bytes]) -> None:
+    """Write `pieces` over `path` atomically, keeping its mode."""
     folder = os.path.dirname(os.path.abspath(path))
     try:
         mode = os.stat(path).st_mode & 0o7777
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".redact-", suffix=".jsonl")
         try:
             with os.fdopen(fd, "wb") as f:
-                f.write(data)
+                f.writelines(pieces)
             os.chmod(tmp, mode)
             os.replace(tmp, path)
         except BaseException:

@@ -37,9 +37,26 @@ def write_out(out: TextIO, text: str) -> None:
         pos += done
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False)
+_BATCH = 65536
+"""`write_doc` gathers the small pieces of a document into writes of about this many characters."""
+
+
 def write_doc(out: TextIO, doc: Any) -> None:
-    """A `--json` document and a newline, written whole."""
-    write_out(out, dumps(doc) + "\n")
+    """A `--json` document and a newline: `dumps(doc)`, written as it is encoded. The document is never one
+    string: a huge value in it (a tool call's arguments, a 200 MB answer) is encoded alone and written in
+    pieces, the small ones around it gathered into bigger writes."""
+    batch: list[str] = []
+    size = 0
+    for piece in _ENCODER.iterencode(doc):  # (json_visible escapes single characters: piece by piece is the same)
+        batch.append(json_visible(piece))
+        size += len(piece)
+        if size >= _BATCH:
+            write_out(out, batch[0] if len(batch) == 1 else "".join(batch))
+            batch.clear()
+            size = 0
+    batch.append("\n")
+    write_out(out, "".join(batch))
 
 
 def event_json(e: Event) -> dict[str, Any]:

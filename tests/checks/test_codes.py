@@ -141,6 +141,8 @@ TRIGGERS = [
     Case("gzip-bomb", "decode-bomb", T.gzip_bomb, E, ("the gzip body expands", "decoding stopped")),
     Case("17-MiB-line", "line-too-long", lambda: T.long_line(17 << 20), E,
          ("a line of 17825792 bytes (over the line limit of 16777216) was dropped",)),
+    Case("17-lines-of-1-MiB", "event-too-long", lambda: T.long_line(17 << 20, lines=17), E,
+         ("an event whose data came to 17825706 characters (over the limit of 16777216) was dropped",)),
     Case("content-length", "content-length", with_headers(("Content-Length", "1904")), W, ("Content-Length: 1904",)),
     Case("no-cache-control", "no-cache-header", with_headers(base=T.SSE_HEADERS[:1]), I, ("no Cache-Control",)),
     Case("cacheable", "no-cache-header", with_headers(("Cache-Control", "max-age=60"), base=T.SSE_HEADERS[:1]), I,
@@ -206,6 +208,7 @@ NEAR_MISSES = [
     Case("good-gzip", "decode-error", T.gzipped),
     Case("good-gzip", "decode-bomb", T.gzipped),
     Case("1-MiB-line", "line-too-long", lambda: T.long_line(1 << 20)),
+    Case("16-lines-of-1-MiB", "event-too-long", lambda: T.long_line(16 << 20, lines=16)),
     Case("chunked", "content-length", with_headers(("Transfer-Encoding", "chunked"))),
     Case("no-store", "no-cache-header", with_headers(base=(("Content-Type", "text/event-stream"),
                                                            ("Cache-Control", "no-store")))),
@@ -241,9 +244,9 @@ def test_codes_are_the_documented_ones() -> None:
     assert list(CODES) == [
         "buffering-burst", "single-flush", "fixed-size-flush", "long-silence", "heartbeats", "missing-end-marker",
         "data-after-end", "duplicate-end-marker", "done-not-json", "invalid-json", "error-event", "http-error",
-        "wrong-content-type", "compressed-stream", "decode-error", "decode-bomb", "line-too-long", "content-length",
-        "no-cache-header", "x-accel-buffering", "incomplete-event", "invalid-utf8", "cr-line-endings", "bom", "utf-16",
-        "ignored-fields", "recording-incomplete", "secret-in-capture",
+        "wrong-content-type", "compressed-stream", "decode-error", "decode-bomb", "line-too-long", "event-too-long",
+        "content-length", "no-cache-header", "x-accel-buffering", "incomplete-event", "invalid-utf8", "cr-line-endings",
+        "bom", "utf-16", "ignored-fields", "recording-incomplete", "secret-in-capture",
     ]
     # fmt: on
 

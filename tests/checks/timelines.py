@@ -381,11 +381,11 @@ def gzip_bomb(decoded: int = 40 << 20) -> Capture:
     return capture(at([TTFT, TTFT + EVERY], wire), headers=SSE_HEADERS + (("Content-Encoding", "gzip"),))
 
 
-def long_line(size: int) -> Capture:
-    """The OpenAI stream with an event of one `data:` line of `size` bytes in the middle, gzipped as `gzipped`
-    does (a small capture: the line is one byte repeated)."""
+def long_line(size: int, lines: int = 1) -> Capture:
+    """The OpenAI stream with an event of one `data:` line of `size` bytes in the middle (or of `lines` such lines
+    of `size // lines` bytes each), gzipped as `gzipped` does (a small capture: the line is one byte repeated)."""
     events = openai_events(6)
-    events = events[:3] + [b"data: " + b"a" * (size - 6) + b"\n\n"] + events[3:]
+    events = events[:3] + [(b"data: " + b"a" * (size // lines - 6) + b"\n") * lines + b"\n"] + events[3:]
     z = zlib.compressobj(9, wbits=31)
     pieces = [z.compress(e) + z.flush(zlib.Z_SYNC_FLUSH) for e in events]
     pieces[-1] += z.flush()
