@@ -20,6 +20,7 @@ from sse_inspect._analysis import analyze
 from sse_inspect._capture import Capture, Chunk, Request, Response, chunk_line, end_line, header_line
 from sse_inspect._rechunk import RechunkSpec, rechunk, replay_chunks
 from sse_inspect.cli import cli
+from sse_inspect.dialects import _answer
 from sse_inspect.dialects._accumulate import Channel
 from sse_inspect import ToolCall
 
@@ -49,6 +50,17 @@ def test_the_deep_captures_are_there_and_too_deep_for_json_loads() -> None:
         assert analysis.dialect == dialect
         (call,) = analysis.answer.tool_calls
         assert call.name == "deep" and call.arguments.count("{") > 400
+
+
+def test_arguments_too_long_to_parse_are_not_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past ARGUMENTS_CHECKED characters the arguments are not parsed (a 200 MB argument would take
+    gigabytes as Python objects): valid JSON one character too long is "not told", with its size."""
+    monkeypatch.setattr(_answer, "ARGUMENTS_CHECKED", 1000)
+    at_limit = "[" + "1," * 498 + "1]"
+    assert len(at_limit) == 999 and ToolCall(name="f", arguments=at_limit + " ").arguments_valid_json is True
+    over = ToolCall(name="f", arguments=at_limit + "  ")
+    assert over.arguments_valid_json is None
+    assert over.arguments_problem == "arguments too long to check as JSON (1,001 characters)"
 
 
 def test_arguments_too_deep_to_parse_are_not_called_invalid() -> None:

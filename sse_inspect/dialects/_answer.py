@@ -9,7 +9,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Answer", "Choice", "InbandError", "ToolCall"]
+__all__ = ["ARGUMENTS_CHECKED", "Answer", "Choice", "InbandError", "ToolCall"]
+
+ARGUMENTS_CHECKED = 16 << 20
+"""Tool-call arguments longer than this (in characters) are not parsed to check that they are JSON:
+a hostile stream's 200 MB argument would take gigabytes as Python objects."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -24,8 +28,11 @@ class ToolCall:
 
     @property
     def arguments_valid_json(self) -> bool | None:
-        """Whether the joined arguments parse as JSON (an empty string does not); None when they nest
-        too deeply for Python's parser to tell (it stops at the recursion limit, about 1000 levels)."""
+        """Whether the joined arguments parse as JSON (an empty string does not); None when that is not
+        told: they nest too deeply for Python's parser (it stops at the recursion limit, about 1000
+        levels), or are longer than ARGUMENTS_CHECKED (parsed, they would take many times their size)."""
+        if len(self.arguments) > ARGUMENTS_CHECKED:
+            return None
         try:
             json.loads(self.arguments)
         except RecursionError:
@@ -39,6 +46,8 @@ class ToolCall:
         """What a view says of arguments that are not valid JSON (None: they are). Parses them: ask once."""
         valid = self.arguments_valid_json
         if valid is None:
+            if len(self.arguments) > ARGUMENTS_CHECKED:
+                return f"arguments too long to check as JSON ({len(self.arguments):,} characters)"
             return "arguments nest too deeply to check as JSON"
         return None if valid else "arguments are not valid JSON"
 
