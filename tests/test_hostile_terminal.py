@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from sse_inspect import load_capture
 from sse_inspect.cli import cli
 
 from .helpers import ROOT
@@ -102,6 +103,9 @@ COMMANDS = [
     ["export", "{}", "--to", "curl-trace", "-o", "out.trace"],
     ["export", "{}", "--to", "raw", "-o", "out.sse"],
     ["redact", "{}", "-o", "redacted.jsonl"],
+    ["redact", "{}"],  # a capture, a HAR, a curl trace to stdout: JSON with every such character as \u
+    ["export", "{}", "--to", "har", "-o", "-"],
+    ["export", "{}", "--to", "curl-trace", "-o", "-"],
 ]
 
 
@@ -160,3 +164,17 @@ def test_text_piped_writes_the_answer_exactly_and_says_so(hostile_folder: Path) 
     assert "\x1b]52;" in answer
     assert piped(["text", "terminal.jsonl"], hostile_folder).startswith(answer)
     assert "written exactly as it was streamed" in " ".join(piped(["text", "--help"], hostile_folder).split())
+
+
+def test_captures_and_hars_written_to_stdout_read_back_the_same(hostile_folder: Path) -> None:
+    """The \\u escapes that keep `redact` and `export --to har` terminal-safe change no value: what they
+    write reads back to the capture's own chunks."""
+    original = load_capture(hostile_folder / "terminal.jsonl")
+    for args, name in ((["redact"], "again.jsonl"), (["export", "--to", "har", "-o", "-"], "again.har")):
+        with contextlib.chdir(hostile_folder):
+            result = CliRunner().invoke(cli, [*args[:1], "terminal.jsonl", *args[1:]])
+        written = result.stdout
+        assert result.exit_code == 0 and not leaks(written), args
+        (hostile_folder / name).write_text(written, encoding="utf-8")
+        assert [c.data for c in load_capture(hostile_folder / name).chunks] == [c.data for c in original.chunks]
+

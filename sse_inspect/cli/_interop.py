@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from .._capture import Capture, capture_lines, is_capture_header
+from .._format import json_visible
 from .._loading import load_capture, parse_capture, read_file
 from .._redact import Redactor
 from .._secrets import redact_capture
@@ -25,9 +26,10 @@ __all__ = ["export_command", "import_command", "redact"]
 
 
 def _encoded(capture: Capture) -> Iterator[bytes]:
-    """The capture's `sse-capture/1` text, encoded a line at a time: never held whole."""
+    """The capture's `sse-capture/1` text, encoded a line at a time: never held whole. Characters a
+    terminal acts on are written as \\u escapes (the same values), so it can be printed or `cat`."""
     for line in capture_lines(capture):
-        yield line.encode("utf-8", "surrogatepass")
+        yield json_visible(line).encode("utf-8", "surrogatepass")
 
 
 def _write(output: str, pieces: Iterable[bytes]) -> None:

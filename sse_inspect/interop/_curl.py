@@ -42,6 +42,7 @@ from urllib.parse import urlsplit
 
 from .._capture import END_KINDS, Capture, Chunk, End, Request, Response
 from .._errors import CaptureError
+from .._format import json_visible, visible
 from ._common import Found, capture_meta, end_from_error, is_chunked
 
 __all__ = ["looks_like_curl_trace", "read_curl_trace", "write_curl_trace"]
@@ -413,7 +414,7 @@ def write_curl_trace(capture: Capture) -> str:
 
     end = capture.end
     meta = {"url": request.url, **capture_meta(capture)}
-    out.append(f"{stamp(0.0)}== Info: {META}{json.dumps(meta, ensure_ascii=False)}\n")
+    out.append(f"{stamp(0.0)}== Info: {META}{json_visible(json.dumps(meta, ensure_ascii=False))}\n")
     target = _target(request.url)
     head = [f"{request.method} {target} {request.http_version}", *(f"{k}: {v}" for k, v in request.headers), "", ""]
     block("=> Send header", 0.0, "\r\n".join(head).encode())
@@ -434,12 +435,13 @@ def write_curl_trace(capture: Capture) -> str:
         if chunked:
             block("<= Recv data", last, b"0\r\n\r\n")
         try:
-            host = urlsplit(request.url).netloc.rpartition("@")[2]
+            host = visible(urlsplit(request.url).netloc.rpartition("@")[2])
         except ValueError:  # a hostile `http://[::1/v1`
             host = "?"
         out.append(f"{stamp(last)}== Info: Connection #0 to host {host} left intact\n")
     elif end is not None:
-        out.append(f"{stamp(last)}== Info: {end.error or end.kind}\n{stamp(last)}== Info: Closing connection 0\n")
+        said = visible((end.error or end.kind).replace("\n", "\\n"))  # one line, nothing a terminal acts on: the
+        out.append(f"{stamp(last)}== Info: {said}\n{stamp(last)}== Info: Closing connection 0\n")  # meta has it exact
     return "".join(out)
 
 

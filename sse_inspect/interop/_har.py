@@ -26,6 +26,7 @@ from urllib.parse import parse_qsl, urlsplit
 from .._capture import END_KINDS, FORMAT, Capture, Chunk, End, Request, Response
 from .._decoding import body_chunks
 from .._errors import CaptureError
+from .._format import json_visible
 from .._version import __version__
 from ._common import Found, capture_meta, end_from_error
 
@@ -291,7 +292,7 @@ def write_har(capture: Capture) -> str:
     if request.body is not None:
         entry["request"]["postData"] = {"mimeType": request.header("content-type") or "", "text": request.body}
     doc = {"log": {"version": "1.2", "creator": {"name": "sse-inspect", "version": __version__}, "entries": [entry]}}
-    return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
+    return json_visible(json.dumps(doc, ensure_ascii=False, indent=2)) + "\n"  # nothing a terminal acts on
 
 
 def _query(url: str) -> str:
