@@ -389,7 +389,7 @@ class CaptureLines:
         """The chunk lines of `f` (read from just after the header line), none longer than LINE_LIMIT."""
         path, warnings, isfinite = self.path, self.warnings, math.isfinite
         limit = LINE_LIMIT
-        for number, raw in enumerate(iter(functools.partial(f.readline, limit + 1), b""), start=2):
+        for number, raw in enumerate(iter(functools.partial(f.readline, limit), b""), start=2):
             try:  # the common line, {"t": float, "text": str} and its newline, checked as `_chunk` would
                 line = raw.decode("utf-8")
                 obj, stop = scan(line, 0)
@@ -400,11 +400,12 @@ class CaptureLines:
                     continue
             except (ValueError, StopIteration, LookupError, TypeError, RecursionError):
                 pass  # anything else: read it the long way, which says what is wrong
-            if len(raw) > limit:
-                size = len(raw) + _skip_line(f, raw)
-                warnings.append(f"line {number}: a chunk line over {_mib(limit)} was skipped ({size:,} bytes): "
-                                f"capture lines are at most {_mib(limit)}")  # fmt: skip
-                continue
+            if len(raw) == limit and not raw.endswith(b"\n"):  # a line over the limit, or the last one at it
+                more = _skip_line(f)
+                if more:
+                    warnings.append(f"line {number}: a chunk line over {_mib(limit)} was skipped "
+                                    f"({limit + more:,} bytes): capture lines are at most {_mib(limit)}")  # fmt: skip
+                    continue
             if not raw.strip():
                 continue
             obj = _load_line(raw, number, path, last=not raw.endswith(b"\n"), warnings=warnings)
@@ -431,18 +432,19 @@ def read_header_line(f: BinaryIO, first: bytes, path: str | None) -> bytes:
     return first + rest
 
 
-def _skip_line(f: BinaryIO, start: bytes) -> int:
-    """Read `f` on to the end of the line that began with `start`, in pieces; the bytes read."""
+def _skip_line(f: BinaryIO) -> int:
+    """Read `f` on to the end of the current line, in pieces; the bytes read."""
     skipped = 0
-    piece = start
-    while piece and not piece.endswith(b"\n"):
-        piece = f.readline(_SKIP_PIECE)
+    while piece := f.readline(_SKIP_PIECE):
         skipped += len(piece)
+        if piece.endswith(b"\n"):
+            break
     return skipped
 
 
 def _mib(size: int) -> str:
-    return f"{size / (1 << 20):g} MiB"
+    """64 MiB, or a size that is not whole MiB in bytes."""
+    return f"{size >> 20} MiB" if size % (1 << 20) == 0 else f"{size:,} bytes"
 
 
 def _load_line(raw: bytes, number: int, path: str | None, *, last: bool, warnings: list[str]) -> dict[str, Any] | None:
