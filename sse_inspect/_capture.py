@@ -10,7 +10,9 @@ Values: `Capture` (one recorded exchange) holds a `Request`, a `Response`, its `
 `dump_capture`; the recorder and every export write through them. Reading: `CaptureLines` reads
 the lines back: a file cut off while recording (no end line) reads with every chunk that was
 written; a half-written last line is dropped with a warning; unknown header keys are kept in
-`extra`. Finding, opening, sniffing and decompressing files is `_loading`'s job, above this one.
+`extra`. A capture is untrusted input, so what one line can cost is bounded: no line is read past
+`LINE_LIMIT` (a longer chunk line is skipped with a warning, a longer header line is an error) and
+at most `MAX_HEADERS` headers a side are kept. Finding, opening, sniffing and decompressing files is `_loading`'s job, above this one.
 
 Two paths are written for speed, each saying so: `chunk_line`/`chunk_lines` (the recorder calls
 them on the proxy's event loop for every chunk: `benchmarks/recorder_latency.py`) and the common

@@ -186,7 +186,8 @@ def test_a_150_mb_header_line_is_an_error_in_bounded_memory(tmp_path: Path) -> N
         code, _, err, peak = measured(*args[:1], path, *args[1:])
         assert peak < BOUND, f"{args}: {peak / MB:.0f} MB"
         assert code == 2 and "Traceback" not in err
-        assert err.splitlines()[-1] == f"Error: {path}:1: the header line is longer than 64 MiB, the most a capture line may be"
+        message = f"Error: {path}:1: the header line is longer than 64 MiB, the most a capture line may be"
+        assert err.splitlines()[-1] == message
 
 
 @pytest.mark.e2e
