@@ -10,7 +10,9 @@ Values: `Capture` (one recorded exchange) holds a `Request`, a `Response`, its `
 `dump_capture`; the recorder and every export write through them. Reading: `CaptureLines` reads
 the lines back: a file cut off while recording (no end line) reads with every chunk that was
 written; a half-written last line is dropped with a warning; unknown header keys are kept in
-`extra`. Finding, opening, sniffing and decompressing files is `_loading`'s job, above this one.
+`extra`. A capture is untrusted input, so what one line can cost is bounded: no line is read past
+`LINE_LIMIT` (a longer chunk line is skipped with a warning, a longer header line is an error) and
+at most `MAX_HEADERS` headers a side are kept. Finding, opening, sniffing and decompressing files is `_loading`'s job, above this one.
 
 Two paths are written for speed, each saying so: `chunk_line`/`chunk_lines` (the recorder calls
 them on the proxy's event loop for every chunk: `benchmarks/recorder_latency.py`) and the common
@@ -21,12 +23,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import json
 import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, BinaryIO
 
 from ._errors import CaptureError
 from ._fastjson import encode_string, loads, scan
@@ -34,6 +37,8 @@ from ._fastjson import encode_string, loads, scan
 __all__ = [
     "END_KINDS",
     "FORMAT",
+    "LINE_LIMIT",
+    "MAX_HEADERS",
     "Capture",
     "CaptureLines",
     "Chunk",
@@ -49,12 +54,23 @@ __all__ = [
     "header_line",
     "is_capture_header",
     "provide_answer_text",
+    "read_header_line",
     "rfc3339",
 ]
 
 FORMAT = "sse-capture/1"
 END_KINDS = ("complete", "client-disconnected", "server-disconnected", "error")
 Headers = tuple[tuple[str, str], ...]
+LINE_LIMIT = 64 << 20
+"""The longest line a capture may have, in bytes with its newline (64 MiB). The recorder writes chunks
+as the proxy reads them (KiBs) and imports cut bodies into 1 MiB chunks; only a header line with a
+big request body (a prompt with images: tens of MB) is long. A longer chunk line is skipped with a
+warning, without being held; a longer header line is a CaptureError."""
+MAX_HEADERS = 1000
+"""Request or response headers kept from a capture (HTTP servers refuse a request with more than
+about 100); the rest are dropped with a warning."""
+_SKIP_PIECE = 1 << 20
+"""A line over LINE_LIMIT is read on to its newline in pieces of this many bytes."""
 
 
 def _header(headers: Headers, name: str) -> str | None:
@@ -366,8 +382,8 @@ class CaptureLines:
             )
         known = {"format", "recorded_at", "recorder", "request", "response", "timed"}
         self.head = Capture(
-            request=_request(header.get("request"), path),
-            response=_response(header.get("response"), path),
+            request=_request(header.get("request"), path, self.warnings),
+            response=_response(header.get("response"), path, self.warnings),
             recorded_at=_opt_str(header.get("recorded_at")),
             recorder=_opt_str(header.get("recorder")),
             timed=header.get("timed", True) is not False,
@@ -375,10 +391,11 @@ class CaptureLines:
             extra={k: v for k, v in header.items() if k not in known},
         )
 
-    def chunks(self, rest: Iterable[bytes]) -> Iterator[Chunk]:
-        """The chunk lines of `rest` (the lines after the header, each with its newline)."""
+    def chunks(self, f: BinaryIO) -> Iterator[Chunk]:
+        """The chunk lines of `f` (read from just after the header line), none longer than LINE_LIMIT."""
         path, warnings, isfinite = self.path, self.warnings, math.isfinite
-        for number, raw in enumerate(rest, start=2):
+        limit = LINE_LIMIT
+        for number, raw in enumerate(iter(functools.partial(f.readline, limit), b""), start=2):
             try:  # the common line, {"t": float, "text": str} and its newline, checked as `_chunk` would
                 line = raw.decode("utf-8")
                 obj, stop = scan(line, 0)
@@ -389,6 +406,12 @@ class CaptureLines:
                     continue
             except (ValueError, StopIteration, LookupError, TypeError, RecursionError):
                 pass  # anything else: read it the long way, which says what is wrong
+            if len(raw) == limit and not raw.endswith(b"\n"):  # a line over the limit, or the last one at it
+                more = _skip_line(f)
+                if more:
+                    warnings.append(f"line {number}: a chunk line over {_mib(limit)} was skipped "
+                                    f"({limit + more:,} bytes): capture lines are at most {_mib(limit)}")  # fmt: skip
+                    continue
             if not raw.strip():
                 continue
             obj = _load_line(raw, number, path, last=not raw.endswith(b"\n"), warnings=warnings)
@@ -400,6 +423,34 @@ class CaptureLines:
                 self.end = _end(obj, number, path)
             else:
                 yield _chunk(obj, number, path)
+
+
+def read_header_line(f: BinaryIO, first: bytes, path: str | None) -> bytes:
+    """The rest of a header line that began with `first` (read without its newline), up to LINE_LIMIT;
+    a longer one is a CaptureError, read no further."""
+    if first.endswith(b"\n") or len(first) > LINE_LIMIT:
+        rest = b""
+    else:
+        rest = f.readline(LINE_LIMIT + 1 - len(first))
+    if len(first) + len(rest) > LINE_LIMIT:
+        raise CaptureError(f"the header line is longer than {_mib(LINE_LIMIT)}, the most a capture line may be",
+                           path=path, line=1)  # fmt: skip
+    return first + rest
+
+
+def _skip_line(f: BinaryIO) -> int:
+    """Read `f` on to the end of the current line, in pieces; the bytes read."""
+    skipped = 0
+    while piece := f.readline(_SKIP_PIECE):
+        skipped += len(piece)
+        if piece.endswith(b"\n"):
+            break
+    return skipped
+
+
+def _mib(size: int) -> str:
+    """64 MiB, or a size that is not whole MiB in bytes."""
+    return f"{size >> 20} MiB" if size % (1 << 20) == 0 else f"{size:,} bytes"
 
 
 def _load_line(raw: bytes, number: int, path: str | None, *, last: bool, warnings: list[str]) -> dict[str, Any] | None:
@@ -422,14 +473,16 @@ def _opt_str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _headers(value: Any, where: str, path: str | None) -> Headers:
+def _headers(value: Any, where: str, path: str | None, warnings: list[str]) -> Headers:
     if value is None:
         return ()
     if not isinstance(value, list) or not all(
         isinstance(h, list | tuple) and len(h) == 2 and all(isinstance(x, str) for x in h) for h in value
     ):
         raise CaptureError(f"{where}.headers must be a list of [name, value] string pairs", path=path, line=1)
-    return tuple((name, val) for name, val in value)
+    if len(value) > MAX_HEADERS:
+        warnings.append(f"line 1: {where} has {len(value):,} headers; the first {MAX_HEADERS:,} are kept")
+    return tuple((name, val) for name, val in value[:MAX_HEADERS])
 
 
 def _time(value: Any, what: str, path: str | None, line: int) -> float | None:
@@ -440,7 +493,7 @@ def _time(value: Any, what: str, path: str | None, line: int) -> float | None:
     return float(value)
 
 
-def _request(value: Any, path: str | None) -> Request | None:
+def _request(value: Any, path: str | None, warnings: list[str]) -> Request | None:
     if value is None:
         return None
     if not isinstance(value, dict):
@@ -450,12 +503,12 @@ def _request(value: Any, path: str | None) -> Request | None:
         method=str(value.get("method", "GET")),
         url=str(value.get("url", "")),
         http_version=str(value.get("http_version", "HTTP/1.1")),
-        headers=_headers(value.get("headers"), "request", path),
+        headers=_headers(value.get("headers"), "request", path, warnings),
         body=body if isinstance(body, str) else None,
     )
 
 
-def _response(value: Any, path: str | None) -> Response | None:
+def _response(value: Any, path: str | None, warnings: list[str]) -> Response | None:
     if value is None:
         return None
     if not isinstance(value, dict):
@@ -467,7 +520,7 @@ def _response(value: Any, path: str | None) -> Response | None:
         status=status,
         reason=str(value.get("reason", "")),
         http_version=str(value.get("http_version", "HTTP/1.1")),
-        headers=_headers(value.get("headers"), "response", path),
+        headers=_headers(value.get("headers"), "response", path, warnings),
         t=_time(value.get("t"), "response.t", path, 1),
     )
 

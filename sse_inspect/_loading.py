@@ -23,7 +23,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from typing import Any, BinaryIO, Self
 
-from ._capture import Capture, CaptureLines, Chunk, End, is_capture_header
+from ._capture import Capture, CaptureLines, Chunk, End, is_capture_header, read_header_line
 from ._decoding import zstd_reader
 from ._errors import CaptureError
 
@@ -110,10 +110,9 @@ class CaptureStream:
         try:
             self._f, self._decoders = _decompressed(f, path)
             first = self._f.readline(RAW_PIECE)
-            if is_capture_header(first) and not first.endswith(b"\n"):
-                first += self._f.readline()  # a header line longer than a piece (a long prompt)
             self._pieces: Iterable[Chunk]
             if is_capture_header(first):
+                first = read_header_line(self._f, first, path)  # a header line longer than a piece (a long prompt)
                 lines = CaptureLines(first, path)
                 self.capture = lines.head
                 self._pieces = self._jsonl(lines)
@@ -269,12 +268,10 @@ def parse_capture(data: bytes, *, path: str | None = None) -> Capture:
 
 
 def _parse(data: bytes, path: str | None) -> Capture:
-    newline = data.find(b"\n")
-    first = data if newline < 0 else data[: newline + 1]
-    if is_capture_header(first):
-        lines = CaptureLines(first, path)
-        rest = io.BytesIO(data)  # shares the bytes, no copy
-        rest.seek(len(first))
+    rest = io.BytesIO(data)  # shares the bytes, no copy
+    first = rest.readline(RAW_PIECE)
+    if is_capture_header(first):  # as `open_capture` reads it
+        lines = CaptureLines(read_header_line(rest, first, path), path)
         chunks = tuple(lines.chunks(rest))
         return dataclasses.replace(lines.head, chunks=chunks, end=lines.end, warnings=tuple(lines.warnings))
     from .interop import sniff  # below this module; imported only when a file is not a capture (saves start-up)
