@@ -26,6 +26,7 @@ import binascii
 import functools
 import json
 import math
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -71,6 +72,13 @@ MAX_HEADERS = 1000
 about 100); the rest are dropped with a warning."""
 _SKIP_PIECE = 1 << 20
 """A line over LINE_LIMIT is read on to its newline in pieces of this many bytes."""
+MAX_VALUES = 100_000
+"""JSON values a capture line may hold. A real line holds a few (a header line a few for each header);
+a hostile one of millions of `[]`, `""` or `1.5` would take gigabytes as Python objects, many times its
+size. Counted (by the commas and colons outside strings, stopping past the limit) only in a line longer
+than _COUNTED_FROM, before it is parsed: below that there cannot be enough."""
+_COUNTED_FROM = 1 << 20
+_STRING_OR_SEPARATOR = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|([,:])')
 
 
 def _header(headers: Headers, name: str) -> str | None:
@@ -367,6 +375,9 @@ class CaptureLines:
         self.path = path
         self.warnings: list[str] = []
         self.end: End | None = None
+        if _too_many_values(first):
+            raise CaptureError(f"the header line holds more than {MAX_VALUES:,} JSON values: not a capture's header",
+                               path=path, line=1)  # fmt: skip
         header = _load_line(first, 1, path, last=not first.endswith(b"\n"), warnings=self.warnings)
         if header is None:
             raise CaptureError("the header line is cut off", path=path, line=1)
@@ -396,6 +407,11 @@ class CaptureLines:
         path, warnings, isfinite = self.path, self.warnings, math.isfinite
         limit = LINE_LIMIT
         for number, raw in enumerate(iter(functools.partial(f.readline, limit), b""), start=2):
+            if len(raw) > _COUNTED_FROM and _too_many_values(raw):
+                more = _skip_line(f) if len(raw) == limit and not raw.endswith(b"\n") else 0
+                warnings.append(f"line {number}: a chunk line holding more than {MAX_VALUES:,} JSON values was "
+                                f"skipped ({len(raw) + more:,} bytes): a chunk line holds a few")  # fmt: skip
+                continue
             try:  # the common line, {"t": float, "text": str} and its newline, checked as `_chunk` would
                 line = raw.decode("utf-8")
                 obj, stop = scan(line, 0)
@@ -436,6 +452,22 @@ def read_header_line(f: BinaryIO, first: bytes, path: str | None) -> bytes:
         raise CaptureError(f"the header line is longer than {_mib(LINE_LIMIT)}, the most a capture line may be",
                            path=path, line=1)  # fmt: skip
     return first + rest
+
+
+def _too_many_values(raw: bytes) -> bool:
+    """Whether a line holds more than MAX_VALUES JSON values: more commas and colons outside its strings.
+    They are counted with strings and all first: a line with few is let through without looking at its
+    strings (a prompt's text, a base64 image); else the strings are skipped, one match each, and the
+    count stops once past the limit."""
+    if len(raw) <= _COUNTED_FROM or raw.count(b",") + raw.count(b":") <= MAX_VALUES:
+        return False
+    separators = 0
+    for match in _STRING_OR_SEPARATOR.finditer(raw):
+        if match.lastindex:  # a comma or colon, not a string
+            separators += 1
+            if separators > MAX_VALUES:
+                return True
+    return False
 
 
 def _skip_line(f: BinaryIO) -> int:

@@ -207,3 +207,51 @@ def test_a_150_mb_chunk_line_is_skipped_in_bounded_memory(tmp_path: Path) -> Non
     assert code == 0, err
     assert "line 3: a chunk line over 64 MiB was skipped (150,000,033 bytes)" in out
     assert "OK: 2 events" in out
+
+
+# -- lines within the limit that would take many times their size as Python objects -------------
+
+
+def test_values_are_counted_outside_strings_only_in_long_lines() -> None:
+    over = _capture.MAX_VALUES + 1
+    pad = b" " * (2 << 20)
+    assert not _capture._too_many_values(b'{"a": "' + b"," * over + b'"}' + pad), "commas inside a string"
+    assert not _capture._too_many_values(b'{"a": "\\"' + b"," * over + b'"}' + pad), "after an escaped quote"
+    assert not _capture._too_many_values(b'{"a": [' + b"1," * over + b"1]}"), "a short line is not looked at"
+    at_limit = b'{"a": "' + b"x" * (2 << 20) + b'", "b": [' + b"1," * (_capture.MAX_VALUES - 3) + b"1]}"
+    assert not _capture._too_many_values(at_limit), "exactly MAX_VALUES separators: 2 colons and the commas"
+    assert _capture._too_many_values(at_limit.replace(b"[1,", b"[1,1,", 1))
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("value", ['["",""]', '"ab"', "1.5"])
+def test_a_header_line_of_millions_of_small_values_is_an_error_in_bounded_memory(tmp_path: Path, value: str) -> None:
+    """7.8M `["", ""]` headers fit in 62 MB, under the line limit, and took `check` 940 MB as Python objects
+    (so would strings or floats): now one line, before they are parsed."""
+    path = tmp_path / "values.jsonl"
+    head = json.loads(HEADER)
+    head["request"]["x"] = "@"
+    values = "[" + ",".join([value] * (60 * MB // (len(value) + 1))) + "]"
+    text = json.dumps(head, separators=(",", ":")).replace('"@"', values)
+    path.write_text(text + "\n" + end_line("complete", 0.3))
+    assert 55 * MB < path.stat().st_size < _capture.LINE_LIMIT
+    code, _, err, peak = measured("check", path)
+    assert peak < BOUND, f"{peak / MB:.0f} MB"
+    assert code == 2 and "Traceback" not in err
+    message = f"Error: {path}:1: the header line holds more than 100,000 JSON values: not a capture's header"
+    assert err.splitlines()[-1] == message
+
+
+@pytest.mark.e2e
+def test_a_chunk_line_of_millions_of_values_is_skipped_in_bounded_memory(tmp_path: Path) -> None:
+    path = tmp_path / "arrays.jsonl"
+    with open(path, "w") as f:
+        f.write(HEADER + chunk_line(0.2, b"data: one\n\n"))
+        line = '{"t": 0.3, "text": "data: x\\n\\n", "x": [' + "[]," * 20_000_000 + "[]]}\n"
+        f.write(line)
+        f.write(chunk_line(0.4, b"data: two\n\n") + end_line("complete", 0.5))
+    code, out, err, peak = measured("check", path, keep_output=True)
+    assert peak < BOUND, f"{peak / MB:.0f} MB"
+    assert code == 0, err
+    assert f"line 3: a chunk line holding more than 100,000 JSON values was skipped ({len(line):,} bytes)" in " ".join(out.split()), out
+    assert "OK: 2 events" in out
