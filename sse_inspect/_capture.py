@@ -10,9 +10,10 @@ Values: `Capture` (one recorded exchange) holds a `Request`, a `Response`, its `
 `dump_capture`; the recorder and every export write through them. Reading: `CaptureLines` reads
 the lines back: a file cut off while recording (no end line) reads with every chunk that was
 written; a half-written last line is dropped with a warning; unknown header keys are kept in
-`extra`. A capture is untrusted input, so what one line can cost is bounded: no line is read past
-`LINE_LIMIT` (a longer chunk line is skipped with a warning, a longer header line is an error) and
-at most `MAX_HEADERS` headers a side are kept. Finding, opening, sniffing and decompressing files is `_loading`'s job, above this one.
+`extra`. A capture is untrusted input, so what one line can cost is bounded (`_limits`): no line is
+read past `CAPTURE_LINE_LIMIT` nor parsed with more than `MAX_VALUES` values (a chunk line is then
+skipped with a warning, a header line is an error), and at most `MAX_HEADERS` headers a side are kept.
+Finding, opening, sniffing and decompressing files is `_loading`'s job, above this one.
 
 Two paths are written for speed, each saying so: `chunk_line`/`chunk_lines` (the recorder calls
 them on the proxy's event loop for every chunk: `benchmarks/recorder_latency.py`) and the common
@@ -34,12 +35,11 @@ from typing import Any, BinaryIO
 
 from ._errors import CaptureError
 from ._fastjson import encode_string, loads, scan
+from ._limits import CAPTURE_LINE_LIMIT, MAX_HEADERS, MAX_VALUES, PIECE, VALUES_COUNTED_FROM
 
 __all__ = [
     "END_KINDS",
     "FORMAT",
-    "LINE_LIMIT",
-    "MAX_HEADERS",
     "Capture",
     "CaptureLines",
     "Chunk",
@@ -62,22 +62,6 @@ __all__ = [
 FORMAT = "sse-capture/1"
 END_KINDS = ("complete", "client-disconnected", "server-disconnected", "error")
 Headers = tuple[tuple[str, str], ...]
-LINE_LIMIT = 64 << 20
-"""The longest line a capture may have, in bytes with its newline (64 MiB). The recorder writes chunks
-as the proxy reads them (KiBs) and imports cut bodies into 1 MiB chunks; only a header line with a
-big request body (a prompt with images: tens of MB) is long. A longer chunk line is skipped with a
-warning, without being held; a longer header line is a CaptureError."""
-MAX_HEADERS = 1000
-"""Request or response headers kept from a capture (HTTP servers refuse a request with more than
-about 100); the rest are dropped with a warning."""
-_SKIP_PIECE = 1 << 20
-"""A line over LINE_LIMIT is read on to its newline in pieces of this many bytes."""
-MAX_VALUES = 100_000
-"""JSON values a capture line may hold. A real line holds a few (a header line a few for each header);
-a hostile one of millions of `[]`, `""` or `1.5` would take gigabytes as Python objects, many times its
-size. Counted (by the commas and colons outside strings, stopping past the limit) only in a line longer
-than _COUNTED_FROM, before it is parsed: below that there cannot be enough."""
-_COUNTED_FROM = 1 << 20
 _STRING_OR_SEPARATOR = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|([,:])')
 
 
@@ -403,11 +387,11 @@ class CaptureLines:
         )
 
     def chunks(self, f: BinaryIO) -> Iterator[Chunk]:
-        """The chunk lines of `f` (read from just after the header line), none longer than LINE_LIMIT."""
+        """The chunk lines of `f` (read from just after the header line), none longer than CAPTURE_LINE_LIMIT."""
         path, warnings, isfinite = self.path, self.warnings, math.isfinite
-        limit = LINE_LIMIT
+        limit = CAPTURE_LINE_LIMIT
         for number, raw in enumerate(iter(functools.partial(f.readline, limit), b""), start=2):
-            if len(raw) > _COUNTED_FROM and _too_many_values(raw):
+            if len(raw) > VALUES_COUNTED_FROM and _too_many_values(raw):
                 more = _skip_line(f) if len(raw) == limit and not raw.endswith(b"\n") else 0
                 warnings.append(f"line {number}: a chunk line holding more than {MAX_VALUES:,} JSON values was "
                                 f"skipped ({len(raw) + more:,} bytes): a chunk line holds a few")  # fmt: skip
@@ -442,14 +426,14 @@ class CaptureLines:
 
 
 def read_header_line(f: BinaryIO, first: bytes, path: str | None) -> bytes:
-    """The rest of a header line that began with `first` (read without its newline), up to LINE_LIMIT;
+    """The rest of a header line that began with `first` (read without its newline), up to CAPTURE_LINE_LIMIT;
     a longer one is a CaptureError, read no further."""
-    if first.endswith(b"\n") or len(first) > LINE_LIMIT:
+    if first.endswith(b"\n") or len(first) > CAPTURE_LINE_LIMIT:
         rest = b""
     else:
-        rest = f.readline(LINE_LIMIT + 1 - len(first))
-    if len(first) + len(rest) > LINE_LIMIT:
-        raise CaptureError(f"the header line is longer than {_mib(LINE_LIMIT)}, the most a capture line may be",
+        rest = f.readline(CAPTURE_LINE_LIMIT + 1 - len(first))
+    if len(first) + len(rest) > CAPTURE_LINE_LIMIT:
+        raise CaptureError(f"the header line is longer than {_mib(CAPTURE_LINE_LIMIT)}, the most a capture line may be",
                            path=path, line=1)  # fmt: skip
     return first + rest
 
@@ -459,7 +443,7 @@ def _too_many_values(raw: bytes) -> bool:
     They are counted with strings and all first: a line with few is let through without looking at its
     strings (a prompt's text, a base64 image); else the strings are skipped, one match each, and the
     count stops once past the limit."""
-    if len(raw) <= _COUNTED_FROM or raw.count(b",") + raw.count(b":") <= MAX_VALUES:
+    if len(raw) <= VALUES_COUNTED_FROM or raw.count(b",") + raw.count(b":") <= MAX_VALUES:
         return False
     separators = 0
     for match in _STRING_OR_SEPARATOR.finditer(raw):
@@ -473,7 +457,7 @@ def _too_many_values(raw: bytes) -> bool:
 def _skip_line(f: BinaryIO) -> int:
     """Read `f` on to the end of the current line, in pieces; the bytes read."""
     skipped = 0
-    while piece := f.readline(_SKIP_PIECE):
+    while piece := f.readline(PIECE):
         skipped += len(piece)
         if piece.endswith(b"\n"):
             break

@@ -16,6 +16,7 @@ from typing import Any, BinaryIO, Protocol
 
 from ._capture import Capture, Chunk
 from ._events import Notice
+from ._limits import BOMB_FLOOR, BOMB_RATIO, PIECE
 
 __all__ = ["BodyDecoder", "ContentDecodingError", "body_chunks", "is_identity", "zstd_module", "zstd_reader"]
 
@@ -45,15 +46,8 @@ class ContentDecodingError(ValueError):
     """The body does not decode as its Content-Encoding says."""
 
 
-PIECE = 1 << 20
-"""The most one decoded piece holds: a small body decodes whole, a big one in pieces of this size."""
 _WIRE_PIECE = 1 << 16
 """Wire bytes given to the decoder at a time, so that what expanded how much is known closely."""
-BOMB_RATIO = 200
-"""A body that decodes to more than this many times its wire size (past BOMB_FLOOR) is a decompression
-bomb: real LLM streams compress 3-20x, deflate's ceiling is about 1030x."""
-BOMB_FLOOR = 32 << 20
-"""Decoded bytes below which no ratio stops the decoding."""
 
 
 class _Step(Protocol):

@@ -26,9 +26,9 @@ from typing import Any, BinaryIO, Self
 from ._capture import Capture, CaptureLines, Chunk, End, is_capture_header, read_header_line
 from ._decoding import zstd_reader
 from ._errors import CaptureError
+from ._limits import PIECE
 
 __all__ = [
-    "RAW_PIECE",
     "CaptureStream",
     "load_capture",
     "open_capture",
@@ -37,9 +37,6 @@ __all__ = [
     "read_file",
     "utf16_encoding",
 ]
-
-RAW_PIECE = 1 << 20
-"""A raw body is read (and parsed) in pieces of this many bytes."""
 
 
 def load_capture(path: str | os.PathLike[str]) -> Capture:
@@ -109,7 +106,7 @@ class CaptureStream:
         self._iterated = False
         try:
             self._f, self._decoders = _decompressed(f, path)
-            first = self._f.readline(RAW_PIECE)
+            first = self._f.readline(PIECE)
             self._pieces: Iterable[Chunk]
             if is_capture_header(first):
                 first = read_header_line(self._f, first, path)  # a header line longer than a piece (a long prompt)
@@ -183,13 +180,13 @@ class CaptureStream:
         self.capture = dataclasses.replace(self.capture, end=lines.end, warnings=self._warnings(lines.warnings))
 
     def _raw(self, first: bytes) -> Iterator[Chunk]:
-        piece = first + self._f.read(RAW_PIECE - len(first)) if len(first) < RAW_PIECE else first
+        piece = first + self._f.read(PIECE - len(first)) if len(first) < PIECE else first
         interactive = not self._decoders and _isatty(self._source)
         while piece:
             yield Chunk(None, piece)
-            if interactive and len(piece) < RAW_PIECE:  # a short read was the end: a terminal's Ctrl-D comes once
+            if interactive and len(piece) < PIECE:  # a short read was the end: a terminal's Ctrl-D comes once
                 break
-            piece = self._f.read(RAW_PIECE)
+            piece = self._f.read(PIECE)
         if self._decoders:
             self.capture = dataclasses.replace(self.capture, warnings=self._warnings(self._raw_notes))
 
@@ -269,7 +266,7 @@ def parse_capture(data: bytes, *, path: str | None = None) -> Capture:
 
 def _parse(data: bytes, path: str | None) -> Capture:
     rest = io.BytesIO(data)  # shares the bytes, no copy
-    first = rest.readline(RAW_PIECE)
+    first = rest.readline(PIECE)
     if is_capture_header(first):  # as `open_capture` reads it
         lines = CaptureLines(read_header_line(rest, first, path), path)
         chunks = tuple(lines.chunks(rest))

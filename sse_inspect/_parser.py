@@ -33,6 +33,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ._events import Comment, Event, Notice
+from ._limits import SSE_LINE_LIMIT
 from ._linebuffer import Held, Item, LineBuffer, find_blank
 from ._parser_accel import Accelerator
 
@@ -79,7 +80,7 @@ class EventStreamParser(LineBuffer):
     PIECE = 65536
     """`feed_iter` feeds a big buffer in pieces of about this many bytes."""
 
-    LINE_LIMIT = 16 << 20
+    LINE_LIMIT = SSE_LINE_LIMIT
     """The default `line_limit`: no event stream sends a line near it."""
 
     def __init__(self, accelerate: bool | Accelerator = True, line_limit: int = LINE_LIMIT) -> None:

@@ -53,7 +53,7 @@ HOP_BY_HOP = frozenset(
 )  # fmt: skip
 """Headers that describe one connection, not the resource: the server writes its own framing."""
 READ_SIZE = 65536
-WRITE_PIECE = 65536
+SEND_PIECE = 65536
 """A chunk is written this much at a time, each piece taken by the client before the next: a client
 that reads nothing holds one piece and the transport's buffer, not a copy of a 50 MiB chunk."""
 MAX_HEADER_BYTES = 64 * 1024
@@ -307,12 +307,12 @@ class ReplayServer:
         """Write `event` a piece at a time, each taken by the client (or its buffers) before the next.
         A small event goes out in one write, framing and data together, as one segment."""
         parts = conn.send_with_data_passthrough(event) or []  # type: ignore[arg-type]
-        if sum(map(len, parts)) <= WRITE_PIECE:
+        if sum(map(len, parts)) <= SEND_PIECE:
             parts = [b"".join(parts)]
         for data in parts:
             view = memoryview(data)
-            for at in range(0, len(view), WRITE_PIECE):
-                writer.write(view[at : at + WRITE_PIECE])
+            for at in range(0, len(view), SEND_PIECE):
+                writer.write(view[at : at + SEND_PIECE])
                 await self._flush(writer)
 
     async def _flush(self, writer: asyncio.StreamWriter, *, everything: bool = False) -> None:
@@ -320,7 +320,7 @@ class ReplayServer:
         it: `everything`); TimeoutError when it takes nothing for `limits.idle_timeout` s."""
         if everything:
             writer.transport.set_write_buffer_limits(high=0)
-        elif writer.transport.get_write_buffer_size() <= WRITE_PIECE:
+        elif writer.transport.get_write_buffer_size() <= SEND_PIECE:
             await writer.drain()  # nothing to wait for: only a closed connection's error
             return
         async with asyncio.timeout(self.limits.idle_timeout):

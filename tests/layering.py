@@ -28,7 +28,8 @@ PACKAGE = "sse_inspect"
 DOC = ROOT / "docs" / "architecture.md"
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("base", ("_version", "_errors", "_events", "_fastjson", "_format", "_redact", "_linebuffer", "_release")),
+    ("base", ("_version", "_errors", "_limits", "_events", "_fastjson", "_format", "_redact", "_linebuffer",
+              "_release")),
     ("values and parsing", ("_capture", "_decoding", "_parser_accel", "_parser")),
     ("stream tools", ("_rechunk", "dialects", "dialects.*")),
     ("secrets", ("_secrets",)),

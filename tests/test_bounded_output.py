@@ -38,7 +38,7 @@ def test_a_short_write_is_resumed() -> None:
 
 
 def test_no_call_is_given_more_than_a_piece(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_json, "WRITE_PIECE", 100)
+    monkeypatch.setattr(_json, "PIECE", 100)
     given: list[int] = []
 
     class Counting(io.StringIO):

@@ -1,4 +1,4 @@
-"""Issue 17, the capture's own lines: none is held past `LINE_LIMIT`, and a capture keeps at most
+"""Issue 17, the capture's own lines: none is held past `CAPTURE_LINE_LIMIT`, and a capture keeps at most
 `MAX_HEADERS` headers a side.
 
 A chunk line over the limit is skipped (read on to its newline in pieces, never whole) with a warning,
@@ -18,8 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sse_inspect import _capture
-from sse_inspect._capture import MAX_HEADERS, Request, Response, chunk_line, end_line, header_line
+from sse_inspect._capture import Request, Response, chunk_line, end_line, header_line
 from sse_inspect._errors import CaptureError
+from sse_inspect._limits import MAX_HEADERS
 from sse_inspect._loading import load_capture, parse_capture
 from sse_inspect.cli import cli
 
@@ -31,7 +32,7 @@ MB = 10**6
 
 @pytest.fixture
 def small_limit(monkeypatch: pytest.MonkeyPatch) -> int:
-    monkeypatch.setattr(_capture, "LINE_LIMIT", LIMIT)
+    monkeypatch.setattr(_capture, "CAPTURE_LINE_LIMIT", LIMIT)
     return LIMIT
 
 
@@ -81,8 +82,8 @@ def test_a_chunk_line_at_the_limit_is_read_and_one_byte_over_is_skipped(
 
 
 def test_a_skipped_line_is_read_on_in_pieces_to_its_newline(monkeypatch: pytest.MonkeyPatch, small_limit: int) -> None:
-    """The skipped line is never held: it is read in pieces of _SKIP_PIECE bytes, and reading goes on after it."""
-    monkeypatch.setattr(_capture, "_SKIP_PIECE", 64)
+    """The skipped line is never held: it is read in pieces of PIECE bytes, and reading goes on after it."""
+    monkeypatch.setattr(_capture, "PIECE", 64)
     reads: list[int] = []
 
     class Recording(io.BytesIO):
@@ -119,7 +120,7 @@ def test_a_cut_off_last_line_over_the_limit_is_skipped_and_said(small_limit: int
 @given(sizes=st.lists(st.integers(min_value=40, max_value=2 * LIMIT), max_size=12), end=st.booleans())
 def test_every_line_within_the_limit_is_read_and_every_other_one_said(sizes: list[int], end: bool) -> None:
     with pytest.MonkeyPatch.context() as monkeypatch:
-        monkeypatch.setattr(_capture, "LINE_LIMIT", LIMIT)
+        monkeypatch.setattr(_capture, "CAPTURE_LINE_LIMIT", LIMIT)
         rest = "".join(a_chunk_line(0.1 * (i + 1), size) for i, size in enumerate(sizes))
         rest += end_line("complete", 9.0) if end else ""
         capture = parse_capture((HEADER + rest).encode())
@@ -234,7 +235,7 @@ def test_a_header_line_of_millions_of_small_values_is_an_error_in_bounded_memory
     values = "[" + ",".join([value] * (60 * MB // (len(value) + 1))) + "]"
     text = json.dumps(head, separators=(",", ":")).replace('"@"', values)
     path.write_text(text + "\n" + end_line("complete", 0.3))
-    assert 55 * MB < path.stat().st_size < _capture.LINE_LIMIT
+    assert 55 * MB < path.stat().st_size < _capture.CAPTURE_LINE_LIMIT
     code, _, err, peak = measured("check", path)
     assert peak < BOUND, f"{peak / MB:.0f} MB"
     assert code == 2 and "Traceback" not in err

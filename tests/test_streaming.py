@@ -22,7 +22,8 @@ from sse_inspect import (
     parse_events,
     parse_rechunk_spec,
 )
-from sse_inspect._loading import RAW_PIECE, open_capture
+from sse_inspect._limits import PIECE
+from sse_inspect._loading import open_capture
 from sse_inspect._secrets import TOKEN_BYTES, BodyScanner
 from sse_inspect.checks import check_capture
 from sse_inspect.checks.evidence import Lines
@@ -76,7 +77,7 @@ def test_a_cut_off_stream_keeps_every_written_chunk_and_warns(tmp_path: Path) ->
 
 def test_a_raw_body_is_read_in_pieces(tmp_path: Path) -> None:
     body = b"".join(b'data: {"n": %d, "pad": "%s"}\n\n' % (i, b"x" * 200) for i in range(12000))
-    assert len(body) > 2 * RAW_PIECE
+    assert len(body) > 2 * PIECE
     path = tmp_path / "raw.sse"
     path.write_bytes(body)
     with open_capture(path) as stream:

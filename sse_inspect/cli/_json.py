@@ -9,6 +9,7 @@ from .._analysis import Analysis, Observer
 from .._events import Comment, Event
 from .._fastjson import encode_string
 from .._format import json_visible
+from .._limits import PIECE
 from ..dialects import Answer, Choice, EventFlags, ToolCall
 
 
@@ -18,17 +19,15 @@ def dumps(obj: Any) -> str:
     return json_visible(json.dumps(obj, ensure_ascii=False))
 
 
-WRITE_PIECE = 1 << 20
-"""The most one `write` call is given: one call of 2 GiB or more to a pipe writes only part of it."""
 
 
 def write_out(out: TextIO, text: str) -> None:
-    """Write `text` whole to `out`, in pieces of at most WRITE_PIECE characters, each retried from where a
+    """Write `text` whole to `out`, in pieces of at most PIECE characters, each retried from where a
     short write stopped; a stream that takes nothing raises OSError (never a silent loss)."""
     write = out.write
     pos = 0
     while pos < len(text):
-        piece = text[pos : pos + WRITE_PIECE]
+        piece = text[pos : pos + PIECE]
         done = write(piece)
         if done is None:  # (some streams return nothing: they took it all)
             done = len(piece)

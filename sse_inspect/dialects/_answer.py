@@ -9,11 +9,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ARGUMENTS_CHECKED", "Answer", "Choice", "InbandError", "ToolCall"]
+from .._limits import ARGUMENTS_CHECKED
 
-ARGUMENTS_CHECKED = 16 << 20
-"""Tool-call arguments longer than this (in characters) are not parsed to check that they are JSON:
-a hostile stream's 200 MB argument would take gigabytes as Python objects."""
+__all__ = ["Answer", "Choice", "InbandError", "ToolCall"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

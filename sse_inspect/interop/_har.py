@@ -27,14 +27,12 @@ from .._capture import END_KINDS, FORMAT, Capture, Chunk, End, Request, Response
 from .._decoding import body_chunks
 from .._errors import CaptureError
 from .._format import json_visible
+from .._limits import PIECE
 from .._version import __version__
 from ._common import Found, capture_meta, end_from_error
 
 __all__ = ["BODY_MISSING", "looks_like_har", "read_har", "require_body", "write_har"]
 
-_PIECE = 1 << 20
-"""An entry's body becomes chunks of about this many bytes, as a raw body is read: a parser given a
-280 MB chunk holds all of its events at once, and text and bytes are never both held whole."""
 
 BODY_MISSING = "har_body_missing"
 """The `extra` key of an entry whose response body the HAR does not hold (no `content.text`): it
@@ -185,7 +183,7 @@ def require_body(found: Found, path: str | None) -> None:
 
 
 def _content(content: Any, fail: Any) -> list[bytes]:
-    """The body in pieces of `_PIECE` bytes or so (none when empty). The text is taken out of
+    """The body in pieces of `PIECE` bytes or so (none when empty). The text is taken out of
     `content` and let go once cut, so a big body is held as text and as bytes only while it is cut."""
     if not isinstance(content, dict) or not isinstance(content.get("text"), str):
         return []
@@ -208,13 +206,13 @@ def _content(content: Any, fail: Any) -> list[bytes]:
 
 
 def _pieces(text: str, encoding: str) -> list[bytes]:
-    return [text[i : i + _PIECE].encode(encoding, "surrogatepass") for i in range(0, len(text), _PIECE)]
+    return [text[i : i + PIECE].encode(encoding, "surrogatepass") for i in range(0, len(text), PIECE)]
 
 
 def _base64_pieces(text: str, fail: Any) -> list[bytes]:
     """Base64 decoded a piece at a time (4 characters make 3 bytes): as strict as decoding it whole,
     padding only at the very end."""
-    step = _PIECE // 3 * 4
+    step = PIECE // 3 * 4
     pieces = []
     for i in range(0, len(text), step):
         part = text[i : i + step]
