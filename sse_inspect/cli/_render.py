@@ -7,7 +7,11 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
 from rich.console import Console, ConsoleOptions, Group, JustifyMethod, OverflowMethod, RenderableType, RenderResult
-from rich._wrap import divide_line
+
+try:  # private to rich (1.0 to 15 at least): where it is missing, every cut cell wraps through Text.wrap
+    from rich._wrap import divide_line
+except ImportError:  # pragma: no cover
+    divide_line = None  # type: ignore[assignment]
 from rich.cells import cell_len
 from rich.markup import escape
 from rich.panel import Panel
@@ -600,7 +604,8 @@ def _fit(console: Console, cell: Text, size: int, width: int, column: Column) ->
     right_strip = column.justify != "left" and plain[-1:].isspace()  # rich strips it before aligning
     if size <= width and "\n" not in plain and "\t" not in plain and not right_strip:
         return [(cell, size)]
-    if cell.spans or column.justify != "left" or "\n" in plain or "\t" in plain or size != len(plain):
+    if (divide_line is None or cell.spans or column.justify != "left" or "\n" in plain or "\t" in plain
+            or size != len(plain)):  # fmt: skip
         wrapped = cell.wrap(console, width, justify=column.justify, overflow=column.overflow)
         return [(line, line.cell_len) for line in wrapped]
     offsets = [0, *divide_line(plain, width, fold=column.overflow == "fold"), len(plain)]
