@@ -1,6 +1,6 @@
 """Write the deep-nesting captures of tests/data/hostile/ (issue 17, item 6): one per dialect, a tool
-call whose arguments are valid JSON nested `DEPTH` deep (about 2 KB), deeper than Python's default
-recursion limit. Run from the repository root: `python tests/data/hostile/make_deep.py`."""
+call whose arguments are valid JSON nested `DEPTH` deep (40 KB), deeper than Python's JSON parser
+nests. Run from the repository root: `python tests/data/hostile/make_deep.py`."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ from pathlib import Path
 
 from sse_inspect._capture import Request, Response, chunk_line, end_line, header_line
 
-DEPTH = 1000
+DEPTH = 20_000
 HERE = Path(__file__).parent
-ARGUMENTS = '{"a":' * DEPTH + "1" + "}" * DEPTH
-"""Valid JSON that `json.loads` cannot nest at the default recursion limit."""
+ARGUMENTS = "[" * DEPTH + "1" + "]" * DEPTH
+"""Valid JSON (40 KB) that `json.loads` cannot nest on any supported Python: it stops at about 1,000
+levels on 3.11, at a few thousand on 3.13."""
 
 
 def _sse(*events: tuple[str | None, object]) -> list[bytes]:
