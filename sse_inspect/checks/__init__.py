@@ -11,7 +11,7 @@ as skipped, never passed in silence. A new check is one module added to `CHECKS`
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -116,26 +116,38 @@ def check_capture(
     ctx = Context(analysis, thresholds, head.head)
     findings: list[Finding] = []
     skipped: list[Skipped] = []
+    late: list[Skipped] = []  # what a check that ran could not judge after all: an OK verdict says so
     for check in running:
         reason = check.unmet(ctx)
         if reason is None:
             findings += check.findings(ctx)
-        elif skipped and skipped[-1].reason == reason:  # one line for the checks skipped for one reason
-            skipped[-1] = Skipped(skipped[-1].codes + check.codes(), reason)
+            for skip in check.skips(ctx):
+                late.append(skip)
+                _skip(skipped, skip)
         else:
-            skipped.append(Skipped(check.codes(), reason))
+            _skip(skipped, Skipped(check.codes(), reason))
     for check in running:
         findings = check.review(ctx, findings)
     findings = [f for f in findings if (select is None or f.code in select) and f.code not in ignore]
     findings.sort(key=lambda f: (-f.severity, f.t if f.t is not None else -1.0))
     return Report(analysis=analysis, findings=tuple(findings), skipped=tuple(skipped),
-                  verdict=verdict(analysis, findings), thresholds=thresholds)  # fmt: skip
+                  verdict=verdict(analysis, findings, late), thresholds=thresholds)  # fmt: skip
 
 
-def verdict(a: Analysis, findings: Sequence[Finding]) -> str:
+def _skip(skipped: list[Skipped], skip: Skipped) -> None:
+    """Add `skip` to the list, on the last line when that was skipped for the same reason."""
+    if skipped and skipped[-1].reason == skip.reason:
+        skipped[-1] = Skipped(skipped[-1].codes + skip.codes, skip.reason)
+    else:
+        skipped.append(skip)
+
+
+def verdict(a: Analysis, findings: Sequence[Finding], unjudged: Sequence[Skipped] = ()) -> str:
     """The most telling finding (of `VERDICTS`) as `WORD: its message`; with none of them, EMPTY or OK
     and the counts. How the stream ended comes in through the lifecycle findings, which read it from
-    the analysis's `Outcome` (a cut stream's `missing-end-marker`, an errored one's `error-event`)."""
+    the analysis's `Outcome` (a cut stream's `missing-end-marker`, an errored one's `error-event`).
+    An OK verdict names the verdict's codes in `unjudged` (the skips of checks that ran, `Check.skips`)
+    and why: OK means judged and clean. (A capture's kind already says what it lacks: "(untimed)".)"""
     by_code: dict[str, Finding] = {}
     for f in findings:
         by_code.setdefault(f.code, f)
@@ -145,7 +157,17 @@ def verdict(a: Analysis, findings: Sequence[Finding]) -> str:
     t = a.timing
     if not t.events:
         return f"EMPTY: no event in {t.decoded_bytes} body bytes"
+    why = "".join(_unjudged(unjudged))
     if t.total is not None:
         first = f", first token at {t.first_token:.3f} s" if t.first_token is not None else ""
-        return f"OK: {t.events} events over {t.total:.3f} s{first}"
-    return f"OK: {t.events} events (untimed)"
+        return f"OK: {t.events} events over {t.total:.3f} s{first}{why}"
+    return f"OK: {t.events} events (untimed){why}"
+
+
+def _unjudged(skipped: Sequence[Skipped]) -> Iterator[str]:
+    """For an OK verdict: each skip of a code that can make the verdict, as "; CODES not judged: why"."""
+    telling = {code for code, _ in VERDICTS}
+    for skip in skipped:
+        codes = [c for c in skip.codes if c in telling]
+        if codes:
+            yield f"; {', '.join(codes)} not judged: {skip.reason}"

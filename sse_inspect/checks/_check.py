@@ -18,7 +18,7 @@ from typing import ClassVar
 from .._analysis import Analysis, Observer
 from .._capture import Capture, Chunk
 from ..dialects import Dialect
-from ._model import CODES, Finding, Severity, Thresholds
+from ._model import CODES, Finding, Severity, Skipped, Thresholds
 from .evidence import Evidence
 
 __all__ = ["HEAD", "BodyHead", "Check", "Context", "Need"]
@@ -97,6 +97,13 @@ class Check(Observer, ABC):
     @abstractmethod
     def findings(self, ctx: Context) -> Iterable[Finding]:
         """What the check found, once the pass is over (only called when it has all it needs)."""
+
+    def skips(self, ctx: Context) -> Iterable[Skipped]:
+        """Once `findings` has run: the codes this check could not judge on this capture after all,
+        each with the reason (a timing check on a stream with no event it could time). A code skipped
+        here was neither found nor passed: the report lists it, and an OK verdict says so. Most
+        checks judge all their codes whenever they run."""
+        return ()
 
     def review(self, ctx: Context, findings: list[Finding]) -> list[Finding]:
         """Once every check has run: `findings` (of every family), with this family's reconsidered in

@@ -86,6 +86,28 @@ def test_checks_skipped_for_one_reason_share_a_line() -> None:
     assert [s.reason for s in skipped] == [skipped[0].reason, timing]
 
 
+class HalfJudged(Check):
+    """A timing-family check that runs, finds nothing, and then could not judge two of its codes."""
+
+    family = "timing"
+
+    def findings(self, ctx: Context) -> Iterator[Finding]:
+        return iter(())
+
+    def skips(self, ctx: Context) -> Iterator[Skipped]:
+        yield Skipped(("single-flush", "long-silence"), "no event carried text")
+
+
+def test_codes_a_check_could_not_judge_after_running_are_skipped_and_an_ok_verdict_says_so() -> None:
+    report = check_capture(T.paced(OA), checks=[HalfJudged])
+    assert report.skipped == (Skipped(("single-flush", "long-silence"), "no event carried text"),)
+    # only the codes that can make a verdict are named in it
+    assert report.verdict.startswith("OK: ")
+    assert report.verdict.endswith("; single-flush, long-silence not judged: no event carried text")
+    plain = check_capture(T.paced(OA), checks=[Counting])
+    assert "not judged" not in plain.verdict and plain.skipped == ()
+
+
 def test_a_check_reports_only_its_familys_codes() -> None:
     with pytest.raises(AssertionError, match="not a lifecycle code"):
         Counting(Thresholds()).found("http-error", "no")
