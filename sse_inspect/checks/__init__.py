@@ -55,9 +55,12 @@ VERDICTS = (
     ("single-flush", "BUFFERED"),
     ("buffering-burst", "BUFFERED"),
     ("fixed-size-flush", "BUFFERED"),
+    ("idle-timeout-cut", "CUT"),
+    ("total-timeout-cut", "CUT"),
     ("missing-end-marker", "CUT"),
     ("invalid-json", "BROKEN"),
     ("long-silence", "AT RISK"),
+    ("headers-held", "AT RISK"),
     ("secret-in-capture", "LEAKS A SECRET"),
 )
 """The findings that make the verdict, most telling first, each with the verdict's word."""

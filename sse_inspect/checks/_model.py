@@ -74,9 +74,10 @@ def _codes(*codes: Code) -> dict[str, Code]:
 
 _W, _E, _I = Severity.WARNING, Severity.ERROR, Severity.INFO
 _BUFFER_FIX = (  # one fix for the three buffering findings: a view prints it once
-    "a hop buffers the stream: for nginx set `proxy_buffering off` (or send `X-Accel-Buffering: no` "
-    "from the upstream), turn off gzip for text/event-stream, send `Cache-Control: no-cache, no-transform`, "
-    "and make sure the framework flushes each event"
+    "something between the model and the client holds the stream: the application must write and flush "
+    "each event as it comes (yield inside the loop, never collect the answer first), and every hop must pass "
+    "it on unbuffered and uncompressed (send `Cache-Control: no-cache, no-transform`; nginx: "
+    "`proxy_buffering off` or `X-Accel-Buffering: no` from the upstream)"
 )
 
 CODES: dict[str, Code] = _codes(
@@ -86,6 +87,17 @@ CODES: dict[str, Code] = _codes(
     Code("long-silence", _W, "timing",
          "idle timeouts of proxies and load balancers (often 60 s, Cloudflare 100 s) cut silent connections: "
          "send a comment line (`: keep-alive`) every 15-30 s"),
+    Code("headers-held", _W, "timing",
+         "the response headers waited for the first event: gateways with a first-byte timeout (Heroku: 30 s) "
+         "cut a slow model's stream before it starts; send the headers at once (or a comment line such as "
+         "`: ok`), before the model answers"),
+    Code("idle-timeout-cut", _E, "timing",
+         "a hop's idle timeout closed the silent connection: send a comment line (`: keep-alive`) or an event "
+         "every 15 s from the request on, before the first token and through long tool calls (some hops drop "
+         "comments: then send real events), or raise that hop's idle limit"),
+    Code("total-timeout-cut", _E, "timing",
+         "a hop's limit on a request's whole duration ended the stream while it was still flowing: keep-alives "
+         "do not help; raise that limit (gunicorn `--timeout`, or an async worker class) or split the work"),
     Code("heartbeats", _I, "framing", "comment lines keep idle connections alive; clients ignore them"),
     Code("missing-end-marker", _E, "lifecycle",
          "a client cannot tell a finished answer from a cut one: find the hop that closed the connection "
@@ -157,6 +169,19 @@ class Thresholds:
     """fixed-size-flush: how many chunks of the same size (1 KiB or more) it takes."""
     long_silence_s: float = 30.0
     """long-silence: half of the common 60 s idle timeout (nginx proxy_read_timeout, AWS ALB)."""
+    single_flush_min_chars: int = 80
+    """single-flush of an answer of fewer text events than `burst_min_events`: the characters of output
+    each of its events must hold on average. Token-by-token servers send a token (1-20 characters) an
+    event, Gemini a few tokens (its corpus chunks hold 27-35); 80 is about 20 tokens of English, which
+    no model streams in one event, while a short answer ("Yes.") after a think stays clean."""
+    headers_held_s: float = 1.0
+    """headers-held: how late (since the request) headers that came with the first body bytes must be.
+    Servers send headers before the model's first token; a hop or framework that holds them until the
+    body starts makes them as late as the first event, and a normal time to first token is under 1 s."""
+    timeout_tolerance_s: float = 1.0
+    """idle-timeout-cut, total-timeout-cut: how far from a known limit a cut may be (or 1% of the limit,
+    if more). A hop's timer fires at or just after its limit, and the recorder sees the last byte and the
+    close a path's latency after the hop: a 60.02 s silence matches 60 s, a 57 s one does not."""
 
 
 def parse_threshold(thresholds: Thresholds, text: str) -> Thresholds:

@@ -18,6 +18,7 @@ __all__ = [
     "ErrorEvent",
     "Evidence",
     "FixedSizeFlush",
+    "HeadersHeld",
     "InvalidEvents",
     "Leak",
     "Leaks",
@@ -26,6 +27,7 @@ __all__ = [
     "Silence",
     "SingleFlush",
     "Status",
+    "TimeoutCut",
 ]
 
 
@@ -122,11 +124,24 @@ class SingleFlush(Evidence):
     """`single-flush`: the release that brought (nearly) the whole answer."""
 
     events: int
+    """Text events it brought (`text_events`): 1 when one event held the whole answer, which no hop does
+    (a hop holds bytes, it never merges events): the application wrote it so."""
     bytes: int
     held_s: float
     """The silence before it, in seconds (rounded to the µs)."""
     t: float
     """When it began."""
+    chars: int | None = None
+    """The characters of output (text, reasoning, refusal) of the whole answer, when they decided the
+    finding (an answer of fewer text events than `burst_min_events`); None otherwise."""
+
+    @property
+    def text_events(self) -> int:
+        return self.events
+
+    @property
+    def silence(self) -> float:
+        return self.held_s
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,3 +187,23 @@ class Silence(Evidence):
     end: float
     final: bool
     """Whether the stream ended (or was cut) after it."""
+
+
+@dataclass(frozen=True, slots=True)
+class HeadersHeld(Evidence):
+    """`headers-held`: when the response headers came and when the first body byte did (seconds since
+    the request): together, and late."""
+
+    headers_t: float
+    first_byte_t: float
+
+
+@dataclass(frozen=True, slots=True)
+class TimeoutCut(Evidence):
+    """`idle-timeout-cut`, `total-timeout-cut`: the stream was cut after `seconds` (the final silence, or
+    the whole duration), close to the well-known limit `limit_s` of the hops named (catalogue names, e.g.
+    ("nginx", "aws-alb") for 60 s idle)."""
+
+    seconds: float
+    limit_s: float
+    hops: tuple[str, ...]

@@ -1,10 +1,16 @@
-"""Findings from arrival times: bursts, single flushes, fixed-size flushes, long silences.
+"""Findings from arrival times: bursts, single flushes, fixed-size flushes, headers held, silences
+and the cuts of hops' time limits.
 
 A hop that buffers a stream shows in time, not in bytes: events that the server sent
 one by one arrive together after a silence. Chunks closer together than a few
 milliseconds are grouped into *releases* (one flush of a hop may reach the recorder as
 several reads); a release is a burst when it holds many events, is short, and follows a
-silence long against the stream's own pace.
+silence long against the stream's own pace. An answer of a few events is judged by its
+size instead: one event holding hundreds of characters after a silence was collected
+before it was sent (no model streams that in one token).
+
+A stream cut without its end marker after a silence as long as a hop's idle limit, or at a
+total time as long as a hop's duration limit, names those hops (`_timeouts.py`).
 """
 
 from __future__ import annotations
@@ -16,11 +22,13 @@ from typing import ClassVar
 
 from .._capture import Chunk
 from .._events import Event
+from .._outcome import Cause, Outcome, State
 from .._release import Release
-from ..dialects import EventFlags
+from ..dialects import Answer, EventFlags
 from ._check import Check, Context, Need
-from ._model import Finding, Thresholds
-from .evidence import Burst, Bursts, FixedSizeFlush, Silence, SingleFlush
+from ._model import Finding, Skipped, Thresholds
+from ._timeouts import IDLE_LIMITS, TOTAL_LIMITS, match_limit
+from .evidence import Burst, Bursts, FixedSizeFlush, HeadersHeld, Silence, SingleFlush, TimeoutCut
 
 __all__ = ["ChunkRelease", "TimingCheck"]
 
@@ -97,6 +105,7 @@ class TimingCheck(Check):
         self.moments = 0  # how many different times they arrived at
         # the wire: sizes, runs of chunks within the window, silences
         self.n_wire = 0
+        self.first_wire: float | None = None  # when the first body byte came
         self.sizes: Counter[int] = Counter()  # of chunks of 1 KiB or more
         self.last_size = 0
         # the current release on the wire: its chunks' one size (-1: mixed or small), count, first
@@ -155,6 +164,8 @@ class TimingCheck(Check):
         gap = t - self.prev_t
         if self.last_size >= _FLUSH_MIN:
             self.sizes[self.last_size] += 1  # every chunk but the last (whatever was left); only big ones
+        if not self.n_wire:
+            self.first_wire = t
         self.n_wire += 1
         if gap > self.long_silence:
             self.silences.append((self.prev_t, t))
@@ -184,9 +195,20 @@ class TimingCheck(Check):
         if self.gathering is not None:
             self._released(self.gathering)
             self.gathering = None
-        yield from self._bursts_and_flush()
+        yield from self._single_flush(ctx)
+        yield from self._bursts()
         yield from self._fixed_size(ctx)
-        yield from self._silences(ctx)
+        yield from self._headers_held(ctx)
+        yield from self._silences_and_cuts(ctx)
+
+    def skips(self, ctx: Context) -> Iterator[Skipped]:
+        """The buffering of an answer is judged on the events that carried it: with none, it cannot be."""
+        if self.texts:
+            return
+        events = ctx.analysis.timing.events
+        none = (f"none of the {events} events carried output that the {ctx.dialect.name} dialect reads"
+                if events else "the stream has no event")  # fmt: skip
+        yield Skipped(("buffering-burst", "single-flush"), f"{none}, so no answer can be timed")
 
     def pace(self) -> float:
         """The stream's mean interval between text events, leaving out its longest gap (a model's
@@ -196,27 +218,42 @@ class TimingCheck(Check):
             return self.last_text - self.first_text if n == 2 else 0.0
         return (self.last_text - self.first_text - self.longest) / (n - 2)
 
-    def _bursts_and_flush(self) -> Iterator[Finding]:
+    def _single_flush(self, ctx: Context) -> Iterator[Finding]:
+        """(Nearly) the whole answer in one short release after a silence. An answer of many text events:
+        most of its events and bytes came together. An answer of fewer than `burst_min_events`: all of
+        them came together, each holding on average `single_flush_min_chars` of output or more, which no
+        model streams in one event (a short answer after a think stays clean: a reader cannot tell it
+        from a held one, so it is not flagged)."""
+        th = self.th
+        total, biggest = self.texts, self.biggest
+        if (not total or biggest is None or biggest.span > th.burst_span_ms / 1000
+                or biggest.silence < th.burst_min_silence_ms / 1000):  # fmt: skip
+            return
+        when = f"at t={biggest.t:.3f} s, after {biggest.silence:.3f} s of silence"
+        chars = None
+        if total >= th.burst_min_events:
+            share = th.single_flush_share
+            if biggest.text_events < share * total or biggest.bytes < share * self.parsed_bytes:
+                return
+            message = (f"{biggest.text_events} of {total} text events ({biggest.bytes} of {self.parsed_bytes} "
+                       f"bytes) arrived at once {when}")  # fmt: skip
+        else:
+            chars = output_chars(ctx.analysis.answer)
+            if biggest.text_events < total or chars < th.single_flush_min_chars * total:
+                return
+            events = "one text event" if total == 1 else f"{total} text events at once"
+            message = (f"the whole answer ({chars} characters) came in {events} {when}: "
+                       f"{chars // total} characters an event, more than a model streams in one")  # fmt: skip
+        yield self.found("single-flush", message, t=biggest.t,
+                         evidence=SingleFlush(biggest.text_events, biggest.bytes, round(biggest.silence, 6),
+                                              biggest.t, chars))  # fmt: skip
+
+    def _bursts(self) -> Iterator[Finding]:
         th = self.th
         total = self.texts
         if total < th.burst_min_events or self.biggest is None:
-            return  # too short an answer to tell a hop's flush from a server's single write
+            return  # a burst is of burst_min_events at least
         interval = self.pace()
-        min_silence = th.burst_min_silence_ms / 1000
-        max_span = th.burst_span_ms / 1000
-        total_bytes = self.parsed_bytes
-        biggest = self.biggest
-        if (
-            biggest.text_events >= th.single_flush_share * total
-            and biggest.bytes >= th.single_flush_share * total_bytes
-            and biggest.span <= max_span
-            and biggest.silence >= min_silence
-        ):
-            yield self.found("single-flush", f"{biggest.text_events} of {total} text events ({biggest.bytes} of "
-                             f"{total_bytes} bytes) arrived at once at t={biggest.t:.3f} s, after "
-                             f"{biggest.silence:.3f} s of silence", t=biggest.t,
-                             evidence=SingleFlush(biggest.text_events, biggest.bytes, round(biggest.silence, 6),
-                                                  biggest.t))  # fmt: skip
         found = [(r, first) for r, first in self.candidates if r.silence >= th.burst_silence_factor * interval]
         if not found:
             return
@@ -278,11 +315,40 @@ class TimingCheck(Check):
                          f"flush of its own{where}: a hop's fixed-size buffer", t=flush.t,
                          evidence=FixedSizeFlush(size, flushes, mid_event))  # fmt: skip
 
-    def _silences(self, ctx: Context) -> Iterator[Finding]:
+    def _headers_held(self, ctx: Context) -> Iterator[Finding]:
+        """The headers came with the first body bytes (within one release), late."""
+        response, first = ctx.capture.response, self.first_wire
+        if response is None or response.t is None or first is None:
+            return
+        if response.t < self.th.headers_held_s or abs(first - response.t) > self.window:
+            return
+        yield self.found("headers-held", f"the response headers came only with the first body bytes, "
+                         f"{response.t:.3f} s after the request (first byte at {first:.3f} s): a hop or the "
+                         f"framework held them until the body started", t=response.t,
+                         evidence=HeadersHeld(response.t, first))  # fmt: skip
+
+    def _silences_and_cuts(self, ctx: Context) -> Iterator[Finding]:
+        """A stream a hop may have cut, against the hops' known limits: its final silence against the
+        idle limits, else its whole duration against the total limits. Then the long silences (the
+        final one unless it matched an idle limit: that one cut the stream)."""
         th = self.th
+        timing = ctx.analysis.timing
+        last = timing.end_silence  # the silence up to the end, as the timing counts it
+        idle = None
+        if last is not None and hop_may_have_cut(ctx.analysis.outcome):
+            t0, t1 = last
+            idle = match_limit(t1 - t0, IDLE_LIMITS, th.timeout_tolerance_s)
+            if idle is not None:
+                yield self.found("idle-timeout-cut", f"the stream was cut without its end after {t1 - t0:.2f} s "
+                                 f"without a byte (t={t0:.1f} to {t1:.1f} s), the idle limit of {idle.words()}",
+                                 t=t1, evidence=TimeoutCut(round(t1 - t0, 6), idle.limit_s, idle.hops))  # fmt: skip
+            elif (total := match_limit(t1, TOTAL_LIMITS, th.timeout_tolerance_s)) is not None:
+                yield self.found("total-timeout-cut", f"the stream was cut without its end {t1:.2f} s after the "
+                                 f"request, {t1 - t0:.2f} s after its last byte, at the duration limit of "
+                                 f"{total.words()}", t=t1,
+                                 evidence=TimeoutCut(round(t1, 6), total.limit_s, total.hops))  # fmt: skip
         gaps = [(t0, t1, False) for t0, t1 in self.silences]
-        last = ctx.analysis.timing.end_silence  # the silence up to the end, as the timing counts it
-        if last is not None and last[1] - last[0] > th.long_silence_s:
+        if last is not None and last[1] - last[0] > th.long_silence_s and idle is None:
             gaps.append((*last, True))
         cut = ctx.analysis.outcome.connection_cut
         for t0, t1, final in gaps:
@@ -291,3 +357,20 @@ class TimingCheck(Check):
             yield self.found("long-silence", f"no byte for {gap:.1f} s{where} (t={t0:.1f} to {t1:.1f} s), longer than "
                              f"{th.long_silence_s:g} s: idle timeouts cut connections like this", t=t1,
                              evidence=Silence(round(gap, 6), t0, t1, final))  # fmt: skip
+
+
+def output_chars(answer: Answer) -> int:
+    """The characters of output an answer holds: its text, reasoning and refusal (a tool call's
+    arguments do not count: many servers send a whole call in one event)."""
+    return len(answer.text) + len(answer.reasoning) + len(answer.refusal)
+
+
+def hop_may_have_cut(outcome: Outcome) -> bool:
+    """Whether the stream ended before its end, in a way a hop's timeout may explain: its end marker
+    never came or the connection was cut, and neither an in-band error, nor the client leaving, nor the
+    recorder stopping explains it."""
+    if outcome.state in (State.COMPLETE, State.ERRORED) or outcome.end is None or outcome.end.t is None:
+        return False
+    if outcome.end_cause is Cause.CLIENT_DISCONNECTED:
+        return False
+    return outcome.end_marker_missing or outcome.connection_cut
