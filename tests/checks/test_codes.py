@@ -170,6 +170,25 @@ TRIGGERS = [
          lambda: T.paced([b'data: {"choices":[{"index":0,"delta":{"content":"sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8t"}}]}\n\n']
                          + OA[-1:]),
          E, ("OpenAI-style key (sk-...) in the response body at byte 49",)),
+    # the timing signatures of issue 18
+    Case("whole-answer-in-one-event", "single-flush", T.collected_answer, W,
+         ("the whole answer (400 characters) came in one text event at t=1.600 s, after 1.600 s of silence",)),
+    Case("a-few-big-events", "single-flush", lambda: T.collected_answer(400, events=3), W,
+         ("the whole answer (400 characters) came in 3 text events at once", "133 characters an event")),
+    Case("plain-text-in-one-event", "single-flush", lambda: T.collected_answer(300, plain=True), W,
+         ("(300 characters) came in one text event",)),
+    *(Case(f"slices-of-{size}", "fixed-size-flush", lambda size=size: T.slices(size), W,
+           (f"chunks are exactly {size} bytes, each a flush of its own",))
+      for size in (0x800, 3000, 4096, 8192, 16384, 32768)),
+    Case("wsgi-holds-headers", "headers-held", lambda: T.collected_answer(headers_at=1.6), W,
+         ("the response headers came only with the first body bytes, 1.600 s after the request",)),
+    Case("nginx-60s", "idle-timeout-cut", lambda: T.cut_after_silence(60.02), E,
+         ("after 60.02 s without a byte", "nginx (`proxy_read_timeout`, 60 s), aws-alb (idle timeout, 60 s)")),
+    Case("cloudflare-100s", "idle-timeout-cut", lambda: T.cut_after_silence(100.3), E,
+         ("cloudflare (proxy read timeout, then a 524, 100 s)",)),
+    Case("gunicorn-30s", "total-timeout-cut", lambda: T.cut_while_flowing(30.0), E,
+         ("cut without its end 30.00 s after the request, 0.05 s after its last byte", "gunicorn (sync worker")),
+    Case("cloud-run-302s", "total-timeout-cut", lambda: T.cut_while_flowing(302.0), E, ("cloud-run (request timeout",)),
 ]
 
 NEAR_MISSES = [
@@ -231,6 +250,20 @@ NEAR_MISSES = [
     Case("raw-body", "recording-incomplete", lambda: parse_capture(b"".join(OA))),
     Case("task-id-not-a-key", "secret-in-capture",
          lambda: T.paced([b'data: {"id":"task-0123456789abcdefghijkl"}\n\n'] + OA[-1:])),
+    # the timing signatures of issue 18
+    Case("yes-after-a-think", "single-flush", T.thought_then_answered),
+    Case("short-answer-in-one-event", "single-flush", lambda: T.collected_answer(60)),
+    Case("long-answer-streamed-slowly", "single-flush", T.slow_model),
+    Case("one-event-at-once", "single-flush", lambda: T.collected_answer(400, silence=0.3)),
+    Case("h2-16k-frames", "fixed-size-flush", T.h2_image_frames),
+    Case("headers-then-a-late-first-event", "headers-held", lambda: T.paced(OA, ttft=3.0)),
+    Case("fast-headers-with-the-first-event", "headers-held", lambda: T.paced(OA, ttft=0.05, headers_at=0.05)),
+    Case("60s-silence-then-the-end", "idle-timeout-cut", lambda: T.cut_after_silence(60.0, marker=True)),
+    Case("cut-after-57s", "idle-timeout-cut", lambda: T.cut_after_silence(57.0)),
+    Case("cut-after-45s", "idle-timeout-cut", lambda: T.cut_after_silence(45.0)),
+    Case("client-left-after-60s", "idle-timeout-cut", lambda: T.cut_after_silence(60.0, kind="client-disconnected")),
+    Case("cut-at-47s", "total-timeout-cut", lambda: T.cut_while_flowing(47.0)),
+    Case("clean-end-at-30s", "total-timeout-cut", lambda: T.cut_while_flowing(30.0, kind="complete")),
 ]
 # fmt: on
 
@@ -242,7 +275,8 @@ def findings(capture: Capture) -> tuple[Finding, ...]:
 def test_codes_are_the_documented_ones() -> None:
     # fmt: off
     assert list(CODES) == [
-        "buffering-burst", "single-flush", "fixed-size-flush", "long-silence", "heartbeats", "missing-end-marker",
+        "buffering-burst", "single-flush", "fixed-size-flush", "long-silence", "headers-held", "idle-timeout-cut",
+        "total-timeout-cut", "heartbeats", "missing-end-marker",
         "data-after-end", "duplicate-end-marker", "done-not-json", "invalid-json", "error-event", "http-error",
         "wrong-content-type", "compressed-stream", "decode-error", "decode-bomb", "line-too-long", "event-too-long",
         "content-length", "no-cache-header", "x-accel-buffering", "incomplete-event", "invalid-utf8", "cr-line-endings",

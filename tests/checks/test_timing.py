@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import functools
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -143,6 +145,9 @@ def test_a_higher_burst_threshold_drops_the_burst() -> None:
         ("burst_min_events=50", "burst_min_events", 50),
         ("burst-window-ms=2.5", "burst_window_ms", 2.5),
         ("long_silence_s=60", "long_silence_s", 60.0),
+        ("single-flush-min-chars=120", "single_flush_min_chars", 120),
+        ("headers_held_s=2", "headers_held_s", 2.0),
+        ("timeout_tolerance_s=0.5", "timeout_tolerance_s", 0.5),
     ],
 )
 def test_parse_threshold(text: str, field: str, value: float) -> None:
@@ -320,3 +325,213 @@ def test_the_check_and_the_diff_find_the_same_release_where_a_hop_flushed() -> N
     assert release.text_events == release.chunks == len(held.events) == 31
     assert release.silence == pytest.approx(3.0 - 0.555) and held.first_hold == pytest.approx(3.0 - 0.605)
     assert {type(r).__mro__[1] for r in (held, release)} == {Release}
+
+
+# -- issue 18: buffering judged in characters and time, the headers held, the cuts of hops' limits -------------------
+
+
+def test_the_classic_bug_one_event_holding_the_whole_answer_is_a_single_flush() -> None:
+    """The tutorial app that collects the answer and yields it once: one event, 400 characters, 1.6 s in."""
+    report = check(T.collected_answer(400, silence=1.6))
+    flush = only(report, "single-flush")
+    assert (flush.evidence.text_events, flush.evidence.chars, flush.evidence.held_s) == (1, 400, 1.6)
+    assert flush.evidence.silence == flush.evidence.held_s and flush.t == 1.6
+    assert report.verdict == f"BUFFERED: {flush.message}"
+    assert "buffering-burst" not in {f.code for f in report.findings}  # one event is no burst of events
+
+
+@pytest.mark.parametrize("events", [2, 3, 4])
+def test_a_few_big_events_at_once_are_a_single_flush(events: int) -> None:
+    flush = only(check(T.collected_answer(400, events=events)), "single-flush")
+    assert flush.evidence.text_events == events and flush.evidence.chars == 400
+
+
+def test_the_size_rule_is_characters_an_event_at_its_threshold() -> None:
+    """An answer of one event is flagged from `single_flush_min_chars` characters on, one of two events from
+    twice that: the rule is the mean size of an event, not the answer's length."""
+    th = Thresholds()
+    limit = th.single_flush_min_chars
+    assert "single-flush" in {f.code for f in check(T.collected_answer(limit)).findings}
+    assert "single-flush" not in {f.code for f in check(T.collected_answer(limit - 1)).findings}
+    assert "single-flush" not in {f.code for f in check(T.collected_answer(2 * limit - 2, events=2)).findings}
+    assert "single-flush" in {f.code for f in check(T.collected_answer(2 * limit, events=2)).findings}
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        pytest.param(T.thought_then_answered, id="yes-after-a-3s-think"),
+        pytest.param(lambda: T.collected_answer(60, silence=2.0), id="one-sentence-after-2s"),
+        pytest.param(lambda: T.collected_answer(400, silence=0.3), id="no-silence-before-it"),
+        pytest.param(T.slow_model, id="long-answer-streamed-slowly"),
+        pytest.param(corpus_in_one_write("gemini-generatecontent-single-chunk-crlf.sse"), id="gemini-one-chunk-answer"),
+        pytest.param(corpus_in_one_write("mistral-chat-toolcall-oneshot.sse", b"data: [DONE]\n\n"),
+                     id="tool-call-in-one-event"),
+    ],
+)
+def test_what_a_model_sends_in_one_event_is_not_a_single_flush(build: Callable[[], Capture]) -> None:
+    report = check(build())
+    assert not {f.code for f in report.findings} & TIMING
+    assert report.verdict.startswith("OK: ") and "not judged" not in report.verdict
+
+
+def test_a_few_events_apart_are_not_one_flush() -> None:
+    """Three big events, each 0.5 s after the other (Gemini's pace of big chunks): no release holds them all."""
+    events = T.openai_text_events([T.answer_text(150)] * 3)
+    report = check(T.capture(T.at([1.0, 1.5, 2.0, 2.01], events)))
+    assert not {f.code for f in report.findings} & TIMING
+
+
+def test_a_stream_whose_events_carry_no_output_says_the_buffering_was_not_judged() -> None:
+    """Responses bookkeeping and no delta: nothing carried output, so the buffering codes are skipped, and
+    the OK verdict says so (never a silent pass); the codes judged on bytes and time are not."""
+    capture = T.capture(T.at([1.0 + 0.02 * i for i in range(7)], T.responses_events(0)),
+                        url="https://api.openai.com/v1/responses")  # fmt: skip
+    report = check(capture)
+    [skip] = [s for s in report.skipped if "buffering-burst" in s.codes]
+    assert skip.codes == ("buffering-burst", "single-flush")
+    assert skip.reason == ("none of the 7 events carried output that the openai-responses dialect reads, so no answer "
+                           "can be timed")  # fmt: skip
+    assert report.verdict.endswith(f"; buffering-burst, single-flush not judged: {skip.reason}")
+    assert report.verdict.startswith("OK: 7 events")
+
+
+def test_a_short_healthy_stream_is_judged_in_silence() -> None:
+    """Two tokens, paced: judged (nothing to say), so the verdict carries no "not judged"."""
+    report = check(T.paced(T.openai_events(2), ttft=0.4))
+    assert report.skipped == () and report.verdict == "OK: 3 events over 0.461 s, first token at 0.400 s"
+
+
+@pytest.mark.parametrize("size", [0x800, 3000, 4096, 8192, 16 << 10, 32 << 10])
+def test_fixed_size_slices_of_any_size(size: int) -> None:
+    capture = T.slices(size)
+    flush = only(check(capture), "fixed-size-flush")
+    assert flush.evidence.size == size
+    assert flush.evidence.chunks == len(capture.chunks) - 1 == flush.evidence.cut_inside_event >= 5
+
+
+def test_equal_events_and_http2_frames_are_not_slices() -> None:
+    from .test_codes import equal_size_stream
+
+    for capture in (equal_size_stream(), T.h2_image_frames(frame=16 << 10), T.h2_image_frames(frame=32 << 10)):
+        assert "fixed-size-flush" not in {f.code for f in check(capture).findings}
+
+
+def test_headers_held_with_the_first_event() -> None:
+    """A WSGI app (gunicorn, Werkzeug) sends its headers with the first write: the answer's, 1.6 s in."""
+    report = check(T.collected_answer(headers_at=1.6))
+    held = only(report, "headers-held")
+    assert (held.evidence.headers_t, held.evidence.first_byte_t, held.t) == (1.6, 1.6, 1.6)
+    assert held.severity == Severity.WARNING
+    assert report.verdict.startswith("BUFFERED: ")  # the flush is the more telling
+    alone = check(T.paced(T.openai_events(20), ttft=2.0, headers_at=2.0))
+    assert alone.verdict == f"AT RISK: {only(alone, 'headers-held').message}"
+
+
+@pytest.mark.parametrize(
+    ("headers_at", "ttft", "held"),
+    [
+        (2.0, 2.0, True),
+        (2.0, 2.0 + 0.009, True),  # one release: within the burst window
+        (2.0, 2.0 + 0.02, False),  # the headers, then the body in a read of its own
+        (0.1, 3.0, False),  # headers at once, a late first token
+        (0.05, 0.05, False),  # a fast stream: headers and first event together, early
+        (0.99, 0.99, False),
+    ],
+)
+def test_headers_held_needs_them_together_and_late(headers_at: float, ttft: float, held: bool) -> None:
+    capture = T.paced(T.openai_events(20), ttft=ttft, headers_at=headers_at)
+    assert ("headers-held" in {f.code for f in check(capture).findings}) is held
+
+
+@pytest.mark.parametrize(
+    ("silence", "limit", "hops"),
+    [
+        (20.0, 20, ("azure-app-gateway",)),
+        (30.4, 30, ("azure-front-door", "cloudfront")),
+        (50.0, 50, ("haproxy",)),
+        (55.0, 55, ("heroku",)),
+        (59.0, 60, ("nginx", "aws-alb", "apache", "varnish")),
+        (60.02, 60, ("nginx", "aws-alb", "apache", "varnish")),
+        (61.0, 60, ("nginx", "aws-alb", "apache", "varnish")),
+        (100.5, 100, ("cloudflare",)),
+        (302.9, 300, ("apache", "envoy")),  # 1% of a long limit: 3 s
+    ],
+)
+def test_idle_timeout_cuts_name_the_hops_of_that_limit(silence: float, limit: float, hops: tuple[str, ...]) -> None:
+    report = check(T.cut_after_silence(silence))
+    cut = only(report, "idle-timeout-cut")
+    assert (cut.evidence.seconds, cut.evidence.limit_s, cut.evidence.hops) == (pytest.approx(silence), limit, hops)
+    assert cut.severity == Severity.ERROR and report.verdict == f"CUT: {cut.message}"
+    assert "long-silence" not in {f.code for f in report.findings}  # the silence that cut is the cut's
+    assert "keep-alive" in cut.fix and "first token" in cut.fix
+
+
+@pytest.mark.parametrize("silence", [57.0, 61.5, 45.0, 80.0, 304.0])
+def test_a_cut_after_a_silence_of_no_known_limit_is_a_long_silence(silence: float) -> None:
+    report = check(T.cut_after_silence(silence))
+    assert "idle-timeout-cut" not in {f.code for f in report.findings}
+    assert only(report, "long-silence").evidence.final and "missing-end-marker" in {f.code for f in report.findings}
+
+
+def test_a_silence_of_a_limit_that_did_not_cut_is_no_cut() -> None:
+    """The answer's end marker came, then 60 s later the connection closed: the answer was whole."""
+    for capture in (T.cut_after_silence(60.0, marker=True), T.cut_after_silence(60.0, kind="client-disconnected")):
+        codes = {f.code for f in check(capture).findings}
+        assert "idle-timeout-cut" not in codes and "total-timeout-cut" not in codes
+
+
+@pytest.mark.parametrize(
+    ("total", "limit", "hops"),
+    [
+        (10.0, 10, ("vercel",)),
+        (15.0, 15, ("envoy",)),
+        (30.0, 30, ("gunicorn", "aws-api-gateway")),
+        (29.2, 29, ("aws-api-gateway", "gunicorn")),
+        (302.0, 300, ("cloud-run",)),
+    ],
+)
+def test_total_timeout_cuts_name_the_hops_of_that_limit(total: float, limit: float, hops: tuple[str, ...]) -> None:
+    report = check(T.cut_while_flowing(total))
+    cut = only(report, "total-timeout-cut")
+    assert (cut.evidence.seconds, cut.evidence.limit_s, cut.evidence.hops) == (total, limit, hops)
+    assert report.verdict == f"CUT: {cut.message}"
+    assert "keep-alives do not help" in cut.fix and "idle-timeout-cut" not in {f.code for f in report.findings}
+
+
+@pytest.mark.parametrize("capture", [pytest.param(T.cut_while_flowing(47.0), id="cut-at-47s"),
+                                     pytest.param(T.cut_while_flowing(30.0, kind="complete"), id="clean-end-at-30s"),
+                                     pytest.param(T.cut_while_flowing(31.5), id="cut-at-31.5s")])  # fmt: skip
+def test_no_total_timeout_cut_off_a_limit_or_on_a_clean_end(capture: Capture) -> None:
+    assert "total-timeout-cut" not in {f.code for f in check(capture).findings}
+
+
+def test_the_idle_limit_wins_over_the_total_when_both_match() -> None:
+    """10 tokens, then 59.5 s of silence, cut 60.07 s in: the silence is the cause (nginx's 60 s idle), though
+    the whole also matches a 60 s duration (Vercel's)."""
+    report = check(T.cut_after_silence(59.5))
+    assert report.analysis.timing.total == pytest.approx(60.07)
+    assert {f.code for f in report.findings} & TIMING == {"idle-timeout-cut"}
+
+
+@pytest.mark.parametrize(
+    ("threshold", "capture", "code", "found"),
+    [
+        ("single_flush_min_chars=500", lambda: T.collected_answer(400), "single-flush", False),
+        ("single_flush_min_chars=20", lambda: T.collected_answer(60), "single-flush", True),
+        ("headers_held_s=2", lambda: T.collected_answer(headers_at=1.6), "headers-held", False),
+        ("headers_held_s=0.04", lambda: T.paced(T.openai_events(5), ttft=0.05, headers_at=0.05), "headers-held", True),
+        ("timeout_tolerance_s=2", lambda: T.cut_after_silence(61.5), "idle-timeout-cut", True),
+        ("timeout_tolerance_s=0.1", lambda: T.cut_after_silence(59.0), "idle-timeout-cut", False),
+    ],
+)
+def test_the_new_thresholds_are_set_from_the_command_line(
+    tmp_path: Path, threshold: str, capture: Callable[[], Capture], code: str, found: bool
+) -> None:
+    from .test_check_cli import run, write
+
+    path = write(tmp_path, "c.jsonl", capture())
+    _, default, _ = run("check", "--json", path)
+    _, tuned, _ = run("check", "--json", "--threshold", threshold, path)
+    codes = [{f["code"] for f in json.loads(out)["captures"][0]["findings"]} for out in (default, tuned)]
+    assert (code in codes[0], code in codes[1]) == (not found, found)

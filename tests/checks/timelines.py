@@ -8,6 +8,7 @@ explicit `(t, bytes)` chunks. Each named timeline says which real cause it mirro
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import random
 import zlib
@@ -437,3 +438,70 @@ def one_write(body: bytes, ttft: float = 0.6) -> Capture:
     """A short answer finished in one decode step (max_tokens=1, a yes/no, a tool call the server does not
     stream): the server writes all its events back to back, `ttft` s in, with no hop holding anything."""
     return capture([(ttft, body)], url="https://llm.example/v1/stream")
+
+
+# -- the application's own buffering, and the cuts of hops' time limits ---------------------------------------------
+
+
+def answer_text(chars: int) -> str:
+    """`chars` characters of answer, in words: what a model says in about chars / 4 tokens."""
+    words = ("the", "stream", "arrives", "all", "at", "once", "because", "the", "app", "collects", "every", "token")
+    text, i = "", 0
+    while len(text) < chars:
+        text += ("" if not text else " ") + words[i % len(words)]
+        i += 1
+    return text[:chars]
+
+
+def openai_text_events(pieces: Sequence[str], *, done: bool = True) -> list[bytes]:
+    """An OpenAI Chat stream whose content deltas are `pieces`, then `[DONE]`."""
+    chunks = [
+        sse({"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": piece}}]})
+        for piece in pieces
+    ]
+    return chunks + [sse("[DONE]")] if done else chunks
+
+
+def collected_answer(chars: int = 400, silence: float = 1.6, *, events: int = 1, plain: bool = False,
+                     headers_at: float = HEADERS_AT) -> Capture:
+    """The classic bug (the tutorial app of seed 003): the app reads the model's stream, collects the
+    answer, and writes it after the loop, `silence` s after the request, as `events` events (one: the
+    answer in a string; a few: collected in big pieces), then `[DONE]`, all in one write. With `plain`,
+    the data is the text itself and no `[DONE]` follows (a generic stream)."""
+    text = answer_text(chars)
+    step = -(-chars // events)
+    pieces = [text[i : i + step] for i in range(0, chars, step)]
+    body = [f"data: {piece}\n\n".encode() for piece in pieces] if plain else openai_text_events(pieces)
+    return capture([(silence, b"".join(body))], headers_at=headers_at, url="http://127.0.0.1:5000/chat/stream")
+
+
+def thought_then_answered(text: str = "Yes.", think: float = 3.0) -> Capture:
+    """A slow model that thinks `think` s, then answers in one token: a short answer, in one event, as
+    any server sends it."""
+    return capture([(think, b"".join(openai_text_events([text])))])
+
+
+def slices(size: int, period: float = 0.6, *, events: int | None = None) -> Capture:
+    """A hop with a fixed-size buffer of `size` bytes in front of a steady OpenAI stream (about 95 bytes an
+    event): exactly-`size`-byte chunks every ~`period` s, cut wherever the boundary falls; enough events
+    for five slices and a rest."""
+    return nginx_4k_buffer(n=events or 5 * size // 90 + 7, size=size, period=period)
+
+
+def cut_after_silence(silence: float, *, n: int = 10, marker: bool = False, kind: str = "server-disconnected") -> Capture:
+    """n tokens 30 ms apart, then `silence` s without a byte, then the connection cut (`kind`); with
+    `marker`, the end marker came before the silence (a complete answer, then a slow close)."""
+    stream = paced(openai_events(n, done=marker), ttft=0.3, every=0.03)
+    last = stream.chunks[-1].t or 0.0
+    return dataclasses.replace(stream, end=End(kind=kind, t=round(last + silence, 6), error="peer closed connection"))
+
+
+def cut_while_flowing(total: float, *, every: float = 0.05, kind: str = "server-disconnected") -> Capture:
+    """A long answer, one token every `every` s from 0.4 s on, cut `total` s after the request while still
+    flowing (a duration limit: gunicorn's sync worker killed at its `--timeout`); `kind="complete"` ends it
+    there with its `[DONE]` instead."""
+    n = int((total - 0.4) / every)
+    events = openai_events(n, done=kind == "complete")
+    times = [round(0.4 + every * i, 6) for i in range(len(events))]
+    stream = capture(at(times, events))
+    return dataclasses.replace(stream, end=End(kind=kind, t=total, error=None if kind == "complete" else "reset"))
