@@ -202,13 +202,12 @@ class TimingCheck(Check):
         yield from self._silences_and_cuts(ctx)
 
     def skips(self, ctx: Context) -> Iterator[Skipped]:
-        """The buffering of an answer is judged on the events that carried it: with none, it cannot be."""
-        if self.texts:
-            return
+        """The buffering of an answer is judged on the events that carried it: with none, it cannot be.
+        (A stream of no event at all says so in its verdict, EMPTY, or in the framing error that explains it.)"""
         events = ctx.analysis.timing.events
-        none = (f"none of the {events} events carried output that the {ctx.dialect.name} dialect reads"
-                if events else "the stream has no event")  # fmt: skip
-        yield Skipped(("buffering-burst", "single-flush"), f"{none}, so no answer can be timed")
+        if events and not self.texts:
+            yield Skipped(("buffering-burst", "single-flush"), f"none of the {events} events carried output that "
+                          f"the {ctx.dialect.name} dialect reads, so no answer can be timed")  # fmt: skip
 
     def pace(self) -> float:
         """The stream's mean interval between text events, leaving out its longest gap (a model's

@@ -496,12 +496,12 @@ def cut_after_silence(silence: float, *, n: int = 10, marker: bool = False, kind
     return dataclasses.replace(stream, end=End(kind=kind, t=round(last + silence, 6), error="peer closed connection"))
 
 
-def cut_while_flowing(total: float, *, every: float = 0.05, kind: str = "server-disconnected") -> Capture:
+def cut_while_flowing(total: float, *, every: float = 0.25, kind: str = "server-disconnected") -> Capture:
     """A long answer, one token every `every` s from 0.4 s on, cut `total` s after the request while still
     flowing (a duration limit: gunicorn's sync worker killed at its `--timeout`); `kind="complete"` ends it
     there with its `[DONE]` instead."""
-    n = int((total - 0.4) / every)
-    events = openai_events(n, done=kind == "complete")
+    n = int((total - 0.4) / every) + 1  # events, the last less than `every` before `total`
+    events = openai_events(n - 1) if kind == "complete" else openai_events(n, done=False)
     times = [round(0.4 + every * i, 6) for i in range(len(events))]
     stream = capture(at(times, events))
     return dataclasses.replace(stream, end=End(kind=kind, t=total, error=None if kind == "complete" else "reset"))
