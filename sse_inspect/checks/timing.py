@@ -199,7 +199,10 @@ class TimingCheck(Check):
         yield from self._bursts()
         yield from self._fixed_size(ctx)
         yield from self._headers_held(ctx)
-        yield from self._silences_and_cuts(ctx)
+        cut = self._timeout_cut(ctx)
+        if cut is not None:
+            yield cut
+        yield from self._silences(ctx, with_last=cut is None or cut.code != "idle-timeout-cut")
 
     def skips(self, ctx: Context) -> Iterator[Skipped]:
         """The buffering of an answer is judged on the events that carried it: with none, it cannot be.
@@ -315,39 +318,45 @@ class TimingCheck(Check):
                          evidence=FixedSizeFlush(size, flushes, mid_event))  # fmt: skip
 
     def _headers_held(self, ctx: Context) -> Iterator[Finding]:
-        """The headers came with the first body bytes (within one release), late."""
+        """The headers came with the first body bytes (within a release's span: a server writes its headers
+        and its first event in two writes, which the recorder may read a few milliseconds apart), late."""
         response, first = ctx.capture.response, self.first_wire
         if response is None or response.t is None or first is None:
             return
-        if response.t < self.th.headers_held_s or abs(first - response.t) > self.window:
+        if response.t < self.th.headers_held_s or abs(first - response.t) > self.th.burst_span_ms / 1000:
             return
         yield self.found("headers-held", f"the response headers came only with the first body bytes, "
                          f"{response.t:.3f} s after the request (first byte at {first:.3f} s): a hop or the "
                          f"framework held them until the body started", t=response.t,
                          evidence=HeadersHeld(response.t, first))  # fmt: skip
 
-    def _silences_and_cuts(self, ctx: Context) -> Iterator[Finding]:
+    def _timeout_cut(self, ctx: Context) -> Finding | None:
         """A stream a hop may have cut, against the hops' known limits: its final silence against the
-        idle limits, else its whole duration against the total limits. Then the long silences (the
-        final one unless it matched an idle limit: that one cut the stream)."""
+        idle limits, else its whole duration (from the request) against the total limits."""
         th = self.th
-        timing = ctx.analysis.timing
-        last = timing.end_silence  # the silence up to the end, as the timing counts it
-        idle = None
-        if last is not None and hop_may_have_cut(ctx.analysis.outcome):
-            t0, t1 = last
-            idle = match_limit(t1 - t0, IDLE_LIMITS, th.timeout_tolerance_s)
-            if idle is not None:
-                yield self.found("idle-timeout-cut", f"the stream was cut without its end after {t1 - t0:.2f} s "
-                                 f"without a byte (t={t0:.1f} to {t1:.1f} s), the idle limit of {idle.words()}",
-                                 t=t1, evidence=TimeoutCut(round(t1 - t0, 6), idle.limit_s, idle.hops))  # fmt: skip
-            elif (total := match_limit(t1, TOTAL_LIMITS, th.timeout_tolerance_s)) is not None:
-                yield self.found("total-timeout-cut", f"the stream was cut without its end {t1:.2f} s after the "
-                                 f"request, {t1 - t0:.2f} s after its last byte, at the duration limit of "
-                                 f"{total.words()}", t=t1,
-                                 evidence=TimeoutCut(round(t1, 6), total.limit_s, total.hops))  # fmt: skip
+        last = ctx.analysis.timing.end_silence  # the silence up to the end, as the timing counts it
+        if last is None or not hop_may_have_cut(ctx.analysis.outcome):
+            return None
+        t0, t1 = last
+        idle = match_limit(t1 - t0, IDLE_LIMITS, th.timeout_tolerance_s)
+        if idle is not None:
+            return self.found("idle-timeout-cut", f"the stream was cut before its end after {t1 - t0:.2f} s without "
+                              f"a byte (t={t0:.1f} to {t1:.1f} s), the idle limit of {idle.words()}", t=t1,
+                              evidence=TimeoutCut(round(t1 - t0, 6), idle.limit_s, idle.hops))  # fmt: skip
+        total = match_limit(t1, TOTAL_LIMITS, th.timeout_tolerance_s)
+        if total is not None:
+            return self.found("total-timeout-cut", f"the stream was cut before its end {t1:.2f} s after the request, "
+                              f"{t1 - t0:.2f} s after its last byte, at the duration limit of {total.words()}", t=t1,
+                              evidence=TimeoutCut(round(t1, 6), total.limit_s, total.hops))  # fmt: skip
+        return None
+
+    def _silences(self, ctx: Context, *, with_last: bool) -> Iterator[Finding]:
+        """The silences longer than `long_silence_s`; the one before the end only `with_last` (not when it
+        was an idle timeout's: then it cut the stream)."""
+        th = self.th
         gaps = [(t0, t1, False) for t0, t1 in self.silences]
-        if last is not None and last[1] - last[0] > th.long_silence_s and idle is None:
+        last = ctx.analysis.timing.end_silence  # the silence up to the end, as the timing counts it
+        if with_last and last is not None and last[1] - last[0] > th.long_silence_s:
             gaps.append((*last, True))
         cut = ctx.analysis.outcome.connection_cut
         for t0, t1, final in gaps:

@@ -245,7 +245,8 @@ def test_show_lists_the_findings(caps: Path) -> None:
     findings = [line for line in out.splitlines() if line.split()[:1] in (["warning"], ["info"])]
     assert [line.split()[:2] for line in findings] == [["warning", "buffering-burst"], ["info", "done-not-json"]]
     assert "40 text events held 2.000 s" in findings[0]
-    assert "→ something between the model and the client holds the stream" in out, "show gives the fix under each warning, as check does"
+    fix = "→ something between the model and the client holds the stream"
+    assert fix in out, "show gives the fix under each warning, as check does"
 
 
 # -- show and check: the numbers and the findings agree, said once and plainly --------------------------------
@@ -276,7 +277,7 @@ def test_show_says_a_long_stall_then_a_cut(tmp_path: Path) -> None:
     # a silence as long as a known idle limit (nginx's, the ALB's 60 s) is the cut's cause, not a risk
     capture = dataclasses.replace(capture, end=End(kind="server-disconnected", t=last + 60.0, error="reset"))
     _, out, _ = run("show", write(tmp_path, "stall60.jsonl", capture))
-    assert "error idle-timeout-cut  the stream was cut without its end after 60.00 s without a byte" in out
+    assert "error idle-timeout-cut  the stream was cut before its end after 60.00 s without a byte" in out
     assert "CUT (see idle-timeout-cut below)" in out and "long-silence" not in out
 
 

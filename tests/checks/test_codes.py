@@ -187,8 +187,9 @@ TRIGGERS = [
     Case("cloudflare-100s", "idle-timeout-cut", lambda: T.cut_after_silence(100.3), E,
          ("cloudflare (proxy read timeout, then a 524, 100 s)",)),
     Case("gunicorn-30s", "total-timeout-cut", lambda: T.cut_while_flowing(30.0), E,
-         ("cut without its end 30.00 s after the request, 0.10 s after its last byte", "gunicorn (sync worker")),
-    Case("cloud-run-302s", "total-timeout-cut", lambda: T.cut_while_flowing(302.0, every=2.0), E, ("cloud-run (request timeout",)),
+         ("cut before its end 30.00 s after the request, 0.10 s after its last byte", "gunicorn (sync worker")),
+    Case("cloud-run-302s", "total-timeout-cut", lambda: T.cut_while_flowing(302.0, every=2.0), E,
+         ("cloud-run (request timeout",)),
 ]
 
 NEAR_MISSES = [

@@ -462,8 +462,9 @@ def openai_text_events(pieces: Sequence[str], *, done: bool = True) -> list[byte
     return chunks + [sse("[DONE]")] if done else chunks
 
 
-def collected_answer(chars: int = 400, silence: float = 1.6, *, events: int = 1, plain: bool = False,
-                     headers_at: float = HEADERS_AT) -> Capture:
+def collected_answer(
+    chars: int = 400, silence: float = 1.6, *, events: int = 1, plain: bool = False, headers_at: float = HEADERS_AT
+) -> Capture:
     """The classic bug (the tutorial app of seed 003): the app reads the model's stream, collects the
     answer, and writes it after the loop, `silence` s after the request, as `events` events (one: the
     answer in a string; a few: collected in big pieces), then `[DONE]`, all in one write. With `plain`,
@@ -488,7 +489,9 @@ def slices(size: int, period: float = 0.6, *, events: int | None = None) -> Capt
     return nginx_4k_buffer(n=events or 5 * size // 90 + 7, size=size, period=period)
 
 
-def cut_after_silence(silence: float, *, n: int = 10, marker: bool = False, kind: str = "server-disconnected") -> Capture:
+def cut_after_silence(
+    silence: float, *, n: int = 10, marker: bool = False, kind: str = "server-disconnected"
+) -> Capture:
     """n tokens 30 ms apart, then `silence` s without a byte, then the connection cut (`kind`); with
     `marker`, the end marker came before the silence (a complete answer, then a slow close)."""
     stream = paced(openai_events(n, done=marker), ttft=0.3, every=0.03)
