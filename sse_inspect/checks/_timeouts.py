@@ -1,5 +1,7 @@
-"""The well-known time limits of hops, which cut event streams: idle limits (no byte for so long) and
-total limits (a request may last so long). `idle-timeout-cut` and `total-timeout-cut` name the hops
+"""The well-known time limits of hops, which cut event streams: idle and total limits.
+
+An idle limit: the hop closes a connection that sent no byte for so long; a total limit: the hop ends
+a request that lasted so long, however busy. `idle-timeout-cut` and `total-timeout-cut` name the hops
 whose limit a cut matched.
 
 Sources: /work/shared/research/buffering-culprits.md (S5, S6), the vendors' docs it cites, and the
