@@ -18,6 +18,7 @@ __all__ = [
     "ErrorEvent",
     "Evidence",
     "FixedSizeFlush",
+    "HeadersHeld",
     "InvalidEvents",
     "Leak",
     "Leaks",
@@ -26,6 +27,7 @@ __all__ = [
     "Silence",
     "SingleFlush",
     "Status",
+    "TimeoutCut",
 ]
 
 
@@ -172,3 +174,21 @@ class Silence(Evidence):
     end: float
     final: bool
     """Whether the stream ended (or was cut) after it."""
+
+
+@dataclass(frozen=True, slots=True)
+class HeadersHeld(Evidence):
+    """`headers-held`: when the response headers arrived, and when the first body byte did."""
+
+    headers_t: float
+    first_byte_t: float
+
+
+@dataclass(frozen=True, slots=True)
+class TimeoutCut(Evidence):
+    """`idle-timeout-cut`, `total-timeout-cut`: the cut after `seconds` (of silence, or since the request),
+    near the well-known limit `limit_s` of the catalogue's `hops` (`checks/hops.py`)."""
+
+    seconds: float
+    limit_s: float
+    hops: tuple[str, ...]
