@@ -209,25 +209,7 @@ def read_hops(capture: Capture) -> tuple[Hop, ...]:
     response = capture.response
     if response is None:
         return ()
-    found: list[Hop] = []
-    for name, value in response.headers:
-        low = name.strip().lower()
-        if low == "server":
-            found += _named(name, value, value)
-        elif low == "via":  # each proxy adds its entry at the end: the last is nearest the client
-            for entry in reversed([e.strip() for e in value.split(",") if e.strip()]):
-                found += _named(name, entry, entry.split(None, 1)[-1])
-        elif low == "x-powered-by" and re.search(r"\bexpress\b", value, re.IGNORECASE):
-            found.append(_hop("express", name, value))
-        elif low == "x-served-by" and value.strip().lower().startswith("cache-"):
-            found.append(_hop("fastly", name, value))
-        elif low == "x-cache" and "cloudfront" in value.lower():
-            found.append(_hop("cloudfront", name, value))
-        else:
-            hop = next((h for key, h in _BY_HEADER if low == key or (key.endswith("*") and low.startswith(key[:-1]))),
-                       None)  # fmt: skip
-            if hop is not None:
-                found.append(_hop(hop, name, value))
+    found = [hop for name, value in response.headers for hop in _from_header(name, value)]
     if capture.request is not None:
         host = (urlsplit(capture.request.url).hostname or "").lower()
         found += [_hop(hop, "Host", host) for end, hop in _HOSTS if end in f".{host}"]
@@ -239,6 +221,27 @@ def read_hops(capture: Capture) -> tuple[Hop, ...]:
     if "fastly" in seen:  # Fastly runs Varnish: its Via says varnish
         seen.pop("varnish", None)
     return tuple(sorted(seen.values(), key=lambda h: _KIND_ORDER[h.kind]))
+
+
+def _from_header(name: str, value: str) -> list[Hop]:
+    """The hops one header names (a Via header, one per entry, the last entry first: each proxy adds its
+    entry at the end, so the last is nearest the client)."""
+    low = name.strip().lower()
+    if low == "server":
+        return _named(name, value, value)
+    if low == "via":
+        entries = [e.strip() for e in value.split(",") if e.strip()]
+        return [hop for entry in reversed(entries) for hop in _named(name, entry, entry.split(None, 1)[-1])]
+    if low == "x-powered-by" and re.search(r"\bexpress\b", value, re.IGNORECASE):
+        return [_hop("express", name, value)]
+    if low == "x-served-by" and value.strip().lower().startswith("cache-"):
+        return [_hop("fastly", name, value)]
+    if low == "x-cache" and "cloudfront" in value.lower():
+        return [_hop("cloudfront", name, value)]
+    for key, hop in _BY_HEADER:
+        if low == key or (key.endswith("*") and low.startswith(key[:-1])):
+            return [_hop(hop, name, value)]
+    return []
 
 
 def _named(header: str, value: str, product: str) -> list[Hop]:
