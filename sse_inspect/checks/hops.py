@@ -211,7 +211,7 @@ def read_hops(capture: Capture) -> tuple[Hop, ...]:
         return ()
     found = [hop for name, value in response.headers for hop in _from_header(name, value)]
     if capture.request is not None:
-        host = (urlsplit(capture.request.url).hostname or "").lower()
+        host = _host(capture.request.url)
         found += [_hop(hop, "Host", host) for end, hop in _HOSTS if end in f".{host}"]
     seen: dict[str, Hop] = {}
     for hop in found:
@@ -221,6 +221,14 @@ def read_hops(capture: Capture) -> tuple[Hop, ...]:
     if "fastly" in seen:  # Fastly runs Varnish: its Via says varnish
         seen.pop("varnish", None)
     return tuple(sorted(seen.values(), key=lambda h: _KIND_ORDER[h.kind]))
+
+
+def _host(url: str) -> str:
+    """The URL's host, lowercase ("" for none, or a URL that does not parse: `http://[::1`)."""
+    try:
+        return (urlsplit(url).hostname or "").lower()
+    except ValueError:
+        return ""
 
 
 def _from_header(name: str, value: str) -> list[Hop]:

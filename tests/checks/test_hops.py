@@ -103,6 +103,7 @@ def test_the_request_host_names_a_platform() -> None:
     assert names(("Server", "Google Frontend"), url="https://chat-abc123-ew.a.run.app/v1/stream") == ["cloud-run"]
     assert names(url="https://my-app.herokuapp.com/stream") == ["heroku"]
     assert names(url="https://notrun.app.example.com/stream") == []
+    assert names(url="http://[::1/stream") == []  # a URL that does not parse names no host
 
 
 def test_a_raw_body_has_no_hops() -> None:
