@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 from .._capture import Capture
 from ._model import Finding
-from .evidence import SingleFlush, TimeoutCut
+from .evidence import FixedSizeFlush, SingleFlush, TimeoutCut
 
 __all__ = [
     "CATALOGUE", "CAUSES", "Culprit", "Hop", "Known", "blame", "culprit", "culprit_line", "hops_line", "label",
@@ -122,7 +122,7 @@ CATALOGUE: dict[str, Known] = {
         "cdn",
         buffering="serve the stream with `Content-Type: text/event-stream` (Cloudflare and cloudflared buffer "
                   "other types) and no cache rule on it",
-        compression=f"send `Cache-Control: no-transform` (or `no-cache, no-transform`) on the stream",
+        compression="send `Cache-Control: no-transform` (or `no-cache, no-transform`) on the stream",
         idle="send a comment line every 15-30 s: Cloudflare cuts a connection silent for 100 s (a 524)",
     ),
     "cloudfront": Known("cdn", idle="raise the origin response timeout (30 s by default) or send a comment "
@@ -265,9 +265,13 @@ def _hop(name: str, header: str, value: str) -> Hop:
 # -- the culprit ---------------------------------------------------------------------------------
 
 BUFFERING = ("single-flush", "buffering-burst", "fixed-size-flush")
-CAUSES = (*BUFFERING, "idle-timeout-cut", "total-timeout-cut", "headers-held", "content-length-on-stream",
-          "compressed-stream")  # fmt: skip
-"""The codes a hop or the application causes, in the order the report's culprit is chosen from."""
+CAUSES = (*BUFFERING, "idle-timeout-cut", "total-timeout-cut", "headers-held", "content-length-on-stream")
+"""The codes of a stream buffered, held or cut, in the order the report's culprit is chosen from. A
+compressed stream (`compressed-stream`) gets its compressor's fix too, but is the report's culprit only
+through the buffering it caused: compressed and flushed per event, nothing was held."""
+QUIET_COMPRESSORS = ("apache", "haproxy", "traefik")
+"""Proxies that compress and, by default, add no header of their own (the lab's Apache and HAProxy
+passed gunicorn's Server header on): with no proxy seen, they may still have compressed."""
 
 _PAGE_SLICES = (4096, 8192)
 """nginx's `proxy_buffer_size` is one memory page (4 or 8 KiB): slices of that size behind nginx are nginx's."""
@@ -303,22 +307,23 @@ def culprit(findings: Sequence[Finding], hops: Sequence[Hop]) -> Culprit | None:
 
 
 def blame(f: Finding, hops: Sequence[Hop], findings: Sequence[Finding] = ()) -> Culprit | None:
-    """Which hop most likely caused `f` (one of `CAUSES`), or None for a finding no hop causes."""
+    """Which hop most likely caused `f` (one of `CAUSES` or `compressed-stream`), or None for a finding
+    no hop causes. `findings` are all the report's: a compressed stream changes who buffers."""
     between = [h.name for h in hops if h.kind != "server"]  # what stood between the app and the client
     server = next((h.name for h in hops if h.kind == "server"), None)
     compressed = any(g.code == "compressed-stream" for g in findings)
+    buffering = [h for h in between if CATALOGUE[h].buffers]
     if f.code in BUFFERING:
         return _buffering(f, between, server, compressed)
     if f.code == "compressed-stream":
-        return _suspects(between, server, "compression", "the stream was compressed",
-                         first=[h for h in between if CATALOGUE[h].compression])  # fmt: skip
+        return _compression(between, server, "the stream was compressed")
     if f.code == "content-length-on-stream":
-        return _suspects(between, server, "length", "a Content-Length was set, so the whole body was held",
-                         first=[h for h in between if CATALOGUE[h].buffers], app_first=True)  # fmt: skip
-    if f.code == "headers-held":
-        return _suspects(between, server, "headers", "the headers came only with the first event",
-                         first=[h for h in between if compressed and CATALOGUE[h].compression],
-                         app_first=not compressed)  # fmt: skip
+        return _among([APPLICATION, *buffering], "length", "a Content-Length was set, so the whole body was held "
+                      "before it was sent", between, server)  # fmt: skip
+    if f.code == "headers-held":  # a WSGI server sends them with the first write; a buffering proxy with its flush
+        compressing = [h for h in between if compressed and CATALOGUE[h].compression]
+        return _among([*compressing, APPLICATION, *buffering], "headers", "the headers came only with the first "
+                      "event", between, server)  # fmt: skip
     if f.code in ("idle-timeout-cut", "total-timeout-cut"):
         return _timeout(f, [h.name for h in hops])
     return None
@@ -330,37 +335,52 @@ def _buffering(f: Finding, between: list[str], server: str | None, compressed: b
         why = (f"one event held the whole answer after {ev.held_s:.1f} s: the app sent it in one write "
                "(a hop holds bytes, it never merges events into one)")  # fmt: skip
         return Culprit(APPLICATION, True, (APPLICATION,), why, _fix(APPLICATION, "buffering", server))
-    size = getattr(ev, "size", None)  # a fixed-size flush's slice
-    if size is not None and "nginx" in between and size in _PAGE_SLICES:
+    size = ev.size if isinstance(ev, FixedSizeFlush) else None
+    if size in _PAGE_SLICES and "nginx" in between:
         why = f"slices of exactly {size} bytes cut across events behind nginx: its proxy_buffer_size"
         return Culprit("nginx", True, ("nginx",), why, _fix("nginx", "buffering", server))
     if compressed:
-        first = [h for h in between if CATALOGUE[h].compression]
-        return _suspects(between, server, "compression", "a compressed stream arrived in flushes", first=first)
-    whole = f.code == "single-flush"
-    what = "the whole answer arrived in one flush" if whole else "events arrived held and released together"
+        return _compression(between, server, "a compressed stream arrived in flushes")
+    buffering = [h for h in between if CATALOGUE[h].buffers]
+    others = [h for h in between if h not in buffering]
     if size is not None:
-        what = f"slices of exactly {size} bytes cut across events"
-    # the whole answer at the end is most often the app collecting it; bursts mid-stream, a proxy's buffer
-    return _suspects(between, server, "buffering", what, first=[h for h in between if CATALOGUE[h].buffers],
-                     app_first=whole and size is None)  # fmt: skip
+        return _among([*buffering, APPLICATION, *others], "buffering",
+                      f"slices of exactly {size} bytes cut across events", between, server)  # fmt: skip
+    if f.code == "single-flush":  # the whole answer at the end: most often the app collecting it
+        return _among([APPLICATION, *buffering, *others], "buffering", "the whole answer arrived in one flush",
+                      between, server)  # fmt: skip
+    return _among([*buffering, APPLICATION, *others], "buffering", "events arrived held and released together",
+                  between, server)  # fmt: skip
 
 
-def _suspects(between: list[str], server: str | None, cause: str, what: str, *, first: list[str],
-              app_first: bool = False) -> Culprit:  # fmt: skip
-    """With no hop between the app and the client, the application, decided; otherwise undecided: the
-    hops of `first`, the others and the application in the order the evidence favours."""
+def _compression(between: list[str], server: str | None, what: str) -> Culprit:
+    """The hops seen that compress, then the app's middleware; with no proxy seen, the app first, then
+    the proxies that compress without naming themselves in any header (they pass the app's Server on)."""
+    compressing = [h for h in between if CATALOGUE[h].compression]
     if not between:
-        shown = f" (only {server}, the app's own server)" if server else ""
-        why = f"{what}, and the headers show no proxy{shown}: the app or its framework did it"
+        quiet = " or ".join(QUIET_COMPRESSORS)
+        return _among([APPLICATION, *QUIET_COMPRESSORS], "compression", f"{what} and the headers show no proxy, "
+                      f"but {quiet} compress without naming themselves", between, server)  # fmt: skip
+    others = [h for h in between if h not in compressing]
+    return _among([*compressing, APPLICATION, *others], "compression", what, between, server)
+
+
+def _among(candidates: list[str], cause: str, what: str, between: list[str], server: str | None) -> Culprit:
+    """The culprit among `candidates`, most likely first: decided when there is one (the application,
+    with no proxy between it and the client), otherwise how to decide and each candidate's fix."""
+    if candidates == [APPLICATION]:
+        if between:
+            seen = f"none of the hops seen ({', '.join(between)}) does this"
+        else:
+            seen = "the headers show no proxy" + (f" (only {server}, the app's own server)" if server else "")
+        why = f"{what}, and {seen}: the app or its framework did it"
         return Culprit(APPLICATION, True, (APPLICATION,), why, _fix(APPLICATION, cause, server))
-    rest = [h for h in between if h not in first]
-    candidates = (APPLICATION, *first, *rest) if app_first else (*first, APPLICATION, *rest)
     suspect = next(c for c in candidates if c != APPLICATION)
-    why = f"{what}; a recording of both sides of {label(suspect)} decides"
+    # the two points of a recording that decides: around the hop suspected first, or around any hop at all
+    where = f"both sides of {suspect}" if suspect in between else "at the app itself and at the client"
+    why = f"{what}; recording {where} decides"
     fixes = "; ".join(f"for {label(c)}: {_fix(c, cause, server)}" for c in candidates)
-    decide = (f"record both sides of {label(suspect)} and run `sse-inspect diff --by timing UPSTREAM CLIENT` "
-              f"to decide; {fixes}")  # fmt: skip
+    decide = f"record {where} and run `sse-inspect diff --by timing UPSTREAM CLIENT` to decide; {fixes}"
     return Culprit(candidates[0], False, tuple(candidates), why, decide)
 
 

@@ -161,16 +161,29 @@ def test_a_decided_buffering_culprit_is_shared_by_the_buffering_findings() -> No
     assert "X-Accel-Buffering: no" in report.culprit.fix
 
 
-def test_compression_with_no_proxy_is_the_apps_middleware_named_by_its_server() -> None:
-    c = culprit([finding("compressed-stream", Encoding("gzip"))], hops("express"))
-    assert c is not None and (c.hop, c.decided) == ("application", True)
-    assert "res.flush()" in c.fix
+def test_compression_with_no_proxy_is_the_apps_middleware_or_a_proxy_that_names_itself_nowhere() -> None:
+    """The lab's Apache mod_deflate and HAProxy `compression` passed gunicorn's Server header on and added
+    none of their own: with no proxy seen, the app's middleware comes first, undecided."""
+    c = blame(finding("compressed-stream", Encoding("gzip")), hops("express"))
+    assert c is not None and (c.hop, c.decided) == ("application", False)
+    assert c.candidates == ("application", "apache", "haproxy", "traefik")
+    assert "res.flush()" in c.fix and "mod_deflate" in c.fix
+    assert c.fix.startswith("record at the app itself and at the client")
+
+
+def test_a_compressed_stream_that_streamed_is_no_reports_culprit() -> None:
+    """Compressed but flushed per event (mod_deflate does), nothing was held: the finding names its
+    compressor, the report has no culprit."""
+    report = check_capture(T.gzipped())
+    assert report.culprit is None
+    [compressed] = [f for f in report.findings if f.code == "compressed-stream"]
+    assert compressed.advice is not None and "GZipMiddleware" in compressed.fix
 
 
 def test_compression_behind_a_compressing_proxy_names_it_first() -> None:
-    c = culprit([finding("compressed-stream", Encoding("gzip"))], hops("caddy"))
+    c = blame(finding("compressed-stream", Encoding("gzip")), hops("caddy"))
     assert c is not None and (c.hop, c.decided, c.candidates) == ("caddy", False, ("caddy", "application"))
-    assert "`encode`" in c.fix
+    assert "`encode`" in c.fix and c.fix.startswith("record both sides of caddy")
 
 
 def test_a_compressed_stream_that_arrives_in_flushes_blames_the_compression() -> None:
@@ -187,11 +200,16 @@ def test_a_content_length_with_no_proxy_is_the_application() -> None:
     assert c is not None and (c.decided, c.candidates) == (False, ("application", "aws-api-gateway"))
 
 
-def test_held_headers_are_the_application_unless_a_proxy_compresses() -> None:
+def test_held_headers_are_the_application_unless_a_proxy_compresses_or_buffers() -> None:
     c = culprit([finding("headers-held", HeadersHeld(1.9, 1.9))], hops("werkzeug"))
     assert c is not None and (c.hop, c.decided) == ("application", True) and ": ok" in c.fix
     c = culprit([finding("headers-held", HeadersHeld(1.9, 1.9)), finding("compressed-stream")], hops("caddy"))
     assert c is not None and c.candidates == ("caddy", "application")
+    c = culprit([finding("headers-held", HeadersHeld(1.9, 1.9))], hops("caddy"))  # caddy holds no headers
+    assert c is not None and (c.hop, c.decided) == ("application", True)
+    assert "none of the hops seen (caddy) does this" in c.why
+    c = culprit([finding("headers-held", HeadersHeld(1.9, 1.9))], hops("nginx"))  # nginx's flush brings them
+    assert c is not None and (c.decided, c.candidates) == (False, ("application", "nginx"))
 
 
 def test_an_idle_cut_names_the_hop_whose_limit_matched_among_those_seen() -> None:
