@@ -269,9 +269,9 @@ CAUSES = (*BUFFERING, "idle-timeout-cut", "total-timeout-cut", "headers-held", "
 """The codes of a stream buffered, held or cut, in the order the report's culprit is chosen from. A
 compressed stream (`compressed-stream`) gets its compressor's fix too, but is the report's culprit only
 through the buffering it caused: compressed and flushed per event, nothing was held."""
-QUIET_COMPRESSORS = ("apache", "haproxy", "traefik")
+QUIET_COMPRESSORS = "Apache, HAProxy and Traefik"
 """Proxies that compress and, by default, add no header of their own (the lab's Apache and HAProxy
-passed gunicorn's Server header on): with no proxy seen, they may still have compressed."""
+passed gunicorn's Server header on): the culprit's reason says so when it names the app's compression."""
 
 _PAGE_SLICES = (4096, 8192)
 """nginx's `proxy_buffer_size` is one memory page (4 or 8 KiB): slices of that size behind nginx are nginx's."""
@@ -354,13 +354,8 @@ def _buffering(f: Finding, between: list[str], server: str | None, compressed: b
 
 
 def _compression(between: list[str], server: str | None, what: str) -> Culprit:
-    """The hops seen that compress, then the app's middleware; with no proxy seen, the app first, then
-    the proxies that compress without naming themselves in any header (they pass the app's Server on)."""
+    """The hops seen that compress, then the app's middleware (alone, decided, with no proxy seen)."""
     compressing = [h for h in between if CATALOGUE[h].compression]
-    if not between:
-        quiet = " or ".join(QUIET_COMPRESSORS)
-        return _among([APPLICATION, *QUIET_COMPRESSORS], "compression", f"{what} and the headers show no proxy, "
-                      f"but {quiet} compress without naming themselves", between, server)  # fmt: skip
     others = [h for h in between if h not in compressing]
     return _among([*compressing, APPLICATION, *others], "compression", what, between, server)
 
@@ -374,13 +369,14 @@ def _among(candidates: list[str], cause: str, what: str, between: list[str], ser
         else:
             seen = "the headers show no proxy" + (f" (only {server}, the app's own server)" if server else "")
         why = f"{what}, and {seen}: the app or its framework did it"
+        if cause == "compression" and not between:
+            why += f" ({QUIET_COMPRESSORS} compress without naming themselves in any header: one in front looks "
+            why += "the same)"
         return Culprit(APPLICATION, True, (APPLICATION,), why, _fix(APPLICATION, cause, server))
     suspect = next(c for c in candidates if c != APPLICATION)
-    # the two points of a recording that decides: around the hop suspected first, or around any hop at all
-    where = f"both sides of {suspect}" if suspect in between else "at the app itself and at the client"
-    why = f"{what}; recording {where} decides"
+    why = f"{what}; recording both sides of {suspect} decides"
     fixes = "; ".join(f"for {label(c)}: {_fix(c, cause, server)}" for c in candidates)
-    decide = f"record {where} and run `sse-inspect diff --by timing UPSTREAM CLIENT` to decide; {fixes}"
+    decide = f"record both sides of {suspect} and run `sse-inspect diff --by timing UPSTREAM CLIENT` to decide; {fixes}"
     return Culprit(candidates[0], False, tuple(candidates), why, decide)
 
 
