@@ -160,17 +160,22 @@ CATALOGUE: dict[str, Known] = {
 }
 """Every hop the culprit may name (`Hop.name`, `Culprit.hop`), with its kind and fixes."""
 
+_WSGI_HEADERS = "(a WSGI server sends the headers with the app's first non-empty write)"
+_UNDER_STARLETTE = "(under uvicorn: Starlette's or FastAPI's GZipMiddleware held the stream before Starlette 0.46)"
+_EXPRESS_FLUSH = ("(Express: call `res.flush()` after each write when `compression` is on, or filter "
+                  "text/event-stream out of it)")  # fmt: skip
 _SERVER_FIX = {
-    "gunicorn": "(gunicorn's sync worker streams as the app yields; nothing to set there)",
-    "werkzeug": "(the Flask dev server sends each yield at once)",
-    "waitress": "(waitress holds 18 KB before it sends: lower `send_bytes` to 1)",
-    "uvicorn": "(under uvicorn: Starlette's or FastAPI's GZipMiddleware held the stream before 0.46)",
-    "express": "(Express: call `res.flush()` after each write when `compression` is on, or filter "
-               "text/event-stream out of it)",
-    "django": "(Django: a StreamingHttpResponse of a generator; GZipMiddleware buffers it: set "
-              "`Content-Encoding: identity` on the response)",
+    ("gunicorn", "buffering"): "(gunicorn's worker sends each yield as it comes: the app or a middleware held it)",
+    ("werkzeug", "buffering"): "(the Flask dev server sends each yield as it comes: the app or a middleware held it)",
+    ("uvicorn", "buffering"): _UNDER_STARLETTE,
+    ("uvicorn", "compression"): _UNDER_STARLETTE,
+    ("express", "buffering"): _EXPRESS_FLUSH,
+    ("express", "compression"): _EXPRESS_FLUSH,
+    ("gunicorn", "headers"): _WSGI_HEADERS,
+    ("werkzeug", "headers"): _WSGI_HEADERS,
+    ("waitress", "headers"): _WSGI_HEADERS,
 }
-"""What the app's own server adds to the application's buffering fix."""
+"""What the app's own server (by its header) adds to the application's fix for a cause."""
 
 # -- reading the hops ----------------------------------------------------------------------------
 
@@ -404,12 +409,12 @@ def _timeout(f: Finding, seen: list[str]) -> Culprit | None:
 def _fix(hop: str, cause: str, server: str | None = None) -> str:
     """`hop`'s fix for `cause`, its own or the cause's general one; the application's names its server."""
     known = CATALOGUE[hop]
+    held = known.buffering if known.buffers else known.compression  # a proxy sends held headers with its flush
     own = {"buffering": known.buffering, "compression": known.compression, "idle": known.idle,
-           "total": known.total}.get(cause)  # fmt: skip
+           "total": known.total, "headers": None if hop == APPLICATION else held}.get(cause)  # fmt: skip
     fix = own or _GENERAL[cause]
-    if hop == APPLICATION and server in _SERVER_FIX and cause in ("buffering", "compression", "headers"):
-        fix = f"{fix} {_SERVER_FIX[server]}"
-    return fix
+    said = _SERVER_FIX.get((server, cause)) if hop == APPLICATION and server else None
+    return f"{fix} {said}" if said else fix
 
 
 def label(hop: str) -> str:

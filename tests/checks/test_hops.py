@@ -129,7 +129,7 @@ def test_many_events_in_one_flush_with_no_proxy_seen_is_the_application() -> Non
     c = culprit([finding("single-flush", SingleFlush(30, 300, 1.9, 1.9))], hops("gunicorn"))
     assert c is not None and (c.hop, c.decided) == ("application", True)
     assert "no proxy (only gunicorn" in c.why
-    assert "gunicorn's sync worker streams" in c.fix and "proxy_buffering" not in c.fix
+    assert "gunicorn's worker sends each yield as it comes" in c.fix and "proxy_buffering" not in c.fix
 
 
 def test_many_events_in_one_flush_behind_nginx_cannot_be_told() -> None:
@@ -202,6 +202,7 @@ def test_a_content_length_with_no_proxy_is_the_application() -> None:
 def test_held_headers_are_the_application_unless_a_proxy_compresses_or_buffers() -> None:
     c = culprit([finding("headers-held", HeadersHeld(1.9, 1.9))], hops("werkzeug"))
     assert c is not None and (c.hop, c.decided) == ("application", True) and ": ok" in c.fix
+    assert "a WSGI server sends the headers with the app's first non-empty write" in c.fix
     c = culprit([finding("headers-held", HeadersHeld(1.9, 1.9)), finding("compressed-stream")], hops("caddy"))
     assert c is not None and c.candidates == ("caddy", "application")
     c = culprit([finding("headers-held", HeadersHeld(1.9, 1.9))], hops("caddy"))  # caddy holds no headers
@@ -209,6 +210,7 @@ def test_held_headers_are_the_application_unless_a_proxy_compresses_or_buffers()
     assert "none of the hops seen (caddy) does this" in c.why
     c = culprit([finding("headers-held", HeadersHeld(1.9, 1.9))], hops("nginx"))  # nginx's flush brings them
     assert c is not None and (c.decided, c.candidates) == (False, ("application", "nginx"))
+    assert "for nginx: send `X-Accel-Buffering: no`" in c.fix
 
 
 def test_an_idle_cut_names_the_hop_whose_limit_matched_among_those_seen() -> None:
