@@ -495,7 +495,9 @@ def _capture_section(r: Report, i: int) -> Iterator[str]:
     yield "</div>"
     if r.findings:
         yield '<h3>Findings</h3><ul class="findings">'
-        yield from _some(r.findings, _finding, lambda n: f'<li class="left-out">… {n} more findings</li>')
+        said = r.culprit.fix if r.culprit is not None else None
+        yield from _some(r.findings, lambda f: _finding(f, said),
+                         lambda n: f'<li class="left-out">… {n} more findings</li>')  # fmt: skip
         yield "</ul>"
     for s in r.skipped:
         yield f'<p class="skipped">skipped {esc(", ".join(s.codes))}: {esc(s.reason)}</p>'
@@ -504,9 +506,11 @@ def _capture_section(r: Report, i: int) -> Iterator[str]:
     yield "</section>"
 
 
-def _finding(f: Finding) -> str:
+def _finding(f: Finding, said: str | None = None) -> str:
+    """A finding and its fix (`said`, the culprit's fix printed above it, as "the culprit's fix")."""
+    fix = "the culprit's fix, above" if f.fix == said else _clip(f.fix)
     return (f'<li class="finding" data-code="{esc(f.code)}"><span class="sev {f.severity!s}">{f.severity!s}</span> '
-            f'<code>{esc(f.code)}</code> {esc(_clip(f.message))}<div class="fix">→ {esc(_clip(f.fix))}</div></li>')
+            f'<code>{esc(f.code)}</code> {esc(_clip(f.message))}<div class="fix">→ {esc(fix)}</div></li>')
 
 
 def _request_line(a: Analysis) -> str:

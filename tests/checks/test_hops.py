@@ -352,6 +352,8 @@ def test_the_html_report_shows_the_hops_and_the_culprit() -> None:
     page = html_report([check_capture(capture)])
     assert '<p class="hops"><b>hops:</b> nginx (Server: nginx/1.24.0)</p>' in page
     assert '<p class="culprit decided" data-hop="nginx">most likely: nginx (slices of exactly 4096 bytes' in page
+    assert page.count("X-Accel-Buffering: no` from the app, or set `proxy_buffering off`") == 1  # once, above
+    assert page.count("→ the culprit&#x27;s fix, above") == 2  # buffering-burst and fixed-size-flush
 
 
 def test_a_culprit_is_frozen() -> None:
