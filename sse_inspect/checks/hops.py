@@ -183,7 +183,7 @@ _SERVER = (  # a Server (or Via) value's word, as a pattern, and the hop it name
     (r"nginx|openresty|tengine", "nginx"), (r"apache", "apache"), (r"haproxy", "haproxy"), (r"caddy", "caddy"),
     (r"traefik", "traefik"), (r"envoy", "envoy"), (r"varnish", "varnish"), (r"squid", "squid"),
     (r"cloudflare", "cloudflare"), (r"cloudfront", "cloudfront"), (r"akamai", "akamai"),
-    (r"awselb", "aws-alb"), (r"google frontend|^google$|\bgoogle\b", "google-frontend"),
+    (r"awselb", "aws-alb"), (r"\bgoogle\b", "google-frontend"),
     (r"microsoft-azure-application-gateway", "azure-app-gateway"), (r"vegur|heroku", "heroku"),
     (r"vercel", "vercel"), (r"netlify", "netlify"), (r"fly\.io|^fly\b", "fly"), (r"gunicorn", "gunicorn"),
     (r"uvicorn", "uvicorn"), (r"werkzeug", "werkzeug"), (r"waitress", "waitress"),
