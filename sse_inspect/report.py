@@ -34,6 +34,7 @@ from ._outcome import Outcome, State
 from ._version import __version__
 from .checks import Finding, Report, Severity
 from .checks.evidence import Bursts, Silence
+from .checks.hops import culprit_line, hops_line
 from .dialects import Choice, EventFlags, ToolCall
 
 __all__ = ["CSP", "PALETTE", "Trace", "esc", "html_report"]
@@ -76,7 +77,7 @@ th{font-weight:600}td.n,th.n{text-align:right}
 .error,.cut,.errored{color:#b3261e}.warning{color:#9a6700}.info{color:#0b6e99}.ok,.complete{color:#1a7f37}
 .verdict{font-weight:600}.dim,.meta,.skipped{color:#66707a}
 .findings{list-style:none;padding:0}.finding{margin:4px 0}.finding .sev{display:inline-block;width:64px;font-weight:600}
-.fix{color:#4a545e;margin-left:68px}
+.fix{color:#4a545e;margin-left:68px}.culprit .fix{display:block;margin-left:16px}
 .cols{display:flex;flex-wrap:wrap;align-items:flex-start;gap:8px 48px}
 tr.held td{background:#fff4d6}.summary td:nth-child(-n+3){white-space:nowrap}
 svg text{font:12px system-ui,sans-serif;fill:#3b444d}svg .axis{stroke:#9aa4ae}svg .grid{stroke:#eceff2}
@@ -481,6 +482,12 @@ def _capture_section(r: Report, i: int) -> Iterator[str]:
         when = f"recorded {c.recorded_at} · " if c.recorded_at else ""
         yield f'<p class="meta">{esc(_clip(when + c.recorder))}</p>'
     yield f'<p class="verdict {_tone(r)}">{esc(_clip(r.verdict))}</p>'
+    if c.response is not None:
+        yield f'<p class="hops"><b>hops:</b> {esc(_clip(hops_line(r.hops)))}</p>'
+    if r.culprit is not None:
+        decided = "decided" if r.culprit.decided else "undecided"
+        yield (f'<p class="culprit {decided}" data-hop="{esc(r.culprit.hop)}">{esc(_clip(culprit_line(r.culprit)))}'
+               f'<span class="fix">→ {esc(_clip(r.culprit.fix))}</span></p>')  # fmt: skip
     yield _outcome(a)
     yield '<div class="cols">'
     yield from _headers(a)
@@ -488,7 +495,9 @@ def _capture_section(r: Report, i: int) -> Iterator[str]:
     yield "</div>"
     if r.findings:
         yield '<h3>Findings</h3><ul class="findings">'
-        yield from _some(r.findings, _finding, lambda n: f'<li class="left-out">… {n} more findings</li>')
+        said = r.culprit.fix if r.culprit is not None else None
+        yield from _some(r.findings, lambda f: _finding(f, said),
+                         lambda n: f'<li class="left-out">… {n} more findings</li>')  # fmt: skip
         yield "</ul>"
     for s in r.skipped:
         yield f'<p class="skipped">skipped {esc(", ".join(s.codes))}: {esc(s.reason)}</p>'
@@ -497,9 +506,11 @@ def _capture_section(r: Report, i: int) -> Iterator[str]:
     yield "</section>"
 
 
-def _finding(f: Finding) -> str:
+def _finding(f: Finding, said: str | None = None) -> str:
+    """A finding and its fix (`said`, the culprit's fix printed above it, as "the culprit's fix")."""
+    fix = "the culprit's fix, above" if f.fix == said else _clip(f.fix)
     return (f'<li class="finding" data-code="{esc(f.code)}"><span class="sev {f.severity!s}">{f.severity!s}</span> '
-            f'<code>{esc(f.code)}</code> {esc(_clip(f.message))}<div class="fix">→ {esc(_clip(f.fix))}</div></li>')
+            f'<code>{esc(f.code)}</code> {esc(_clip(f.message))}<div class="fix">→ {esc(fix)}</div></li>')
 
 
 def _request_line(a: Analysis) -> str:

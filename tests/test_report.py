@@ -164,7 +164,8 @@ def test_the_request_headers_verdict_findings_with_fixes_and_answer() -> None:
                                                      "Server", "nginx/1.24.0"]  # fmt: skip
     findings = by_class(root, "li", "finding")
     assert "fixed-size-flush" in [f.get("data-code") for f in findings]
-    assert "proxy_buffering off" in "".join(findings[0].itertext())  # the fix text
+    assert "proxy_buffering off" in "".join(by_class(root, "p", "culprit")[0].itertext())  # the fix text, once
+    assert "".join(findings[0].itertext()).endswith("→ the culprit's fix, above")
     assert " tok0 tok1 tok2" in "".join(by_class(root, "div", "answer")[0].itertext())
     assert "openai-chat" in text
 

@@ -21,10 +21,11 @@ from .._errors import CheckSpecError
 from .._loading import CaptureStream
 from .._rechunk import RechunkSpec
 from ._check import BodyHead, Check, Context, Need
-from ._model import CODES, Code, Finding, Severity, Skipped, Thresholds, parse_threshold
+from ._model import ALIASES, CODES, Code, Finding, Severity, Skipped, Thresholds, parse_threshold
 from .evidence import Evidence
 from .framing import FramingCheck
 from .headers import HeadersCheck
+from .hops import Culprit, Hop, read_hops, with_culprits
 from .hygiene import HygieneCheck
 from .lifecycle import LifecycleCheck
 from .timing import TimingCheck
@@ -35,7 +36,9 @@ __all__ = [
     "Check",
     "Code",
     "Context",
+    "Culprit",
     "Finding",
+    "Hop",
     "Need",
     "Report",
     "Severity",
@@ -79,6 +82,10 @@ class Report:
     verdict: str
     """One line: BUFFERED, CUT, ERRORED, HTTP ..., or OK, with the evidence."""
     thresholds: Thresholds
+    hops: tuple[Hop, ...] = ()
+    """The hops the response passed, as its headers tell, nearest the client first (`checks/hops.py`)."""
+    culprit: Culprit | None = None
+    """Which hop most likely buffered, held or cut the stream, and the fix; None when nothing did."""
 
     @property
     def worst(self) -> Severity | None:
@@ -90,8 +97,9 @@ class Report:
 
 
 def parse_codes(text: str) -> frozenset[str]:
-    """A comma-separated list of finding codes; raises CheckSpecError for an unknown one."""
-    codes = frozenset(c.strip() for c in text.split(",") if c.strip())
+    """A comma-separated list of finding codes (a renamed code's old name, of `ALIASES`, as its new
+    one); raises CheckSpecError for an unknown one."""
+    codes = frozenset(ALIASES.get(c.strip(), c.strip()) for c in text.split(",") if c.strip())
     unknown = sorted(codes - CODES.keys())
     if unknown:
         raise CheckSpecError(f"unknown finding code(s): {', '.join(unknown)}", hint=f"codes: {', '.join(CODES)}")
@@ -133,8 +141,11 @@ def check_capture(
         findings = check.review(ctx, findings)
     findings = [f for f in findings if (select is None or f.code in select) and f.code not in ignore]
     findings.sort(key=lambda f: (-f.severity, f.t if f.t is not None else -1.0))
+    hops = read_hops(analysis.capture)
+    findings, culprit = with_culprits(findings, hops)  # each cause's finding advises its culprit's fix
     return Report(analysis=analysis, findings=tuple(findings), skipped=tuple(skipped),
-                  verdict=verdict(analysis, findings, late), thresholds=thresholds)  # fmt: skip
+                  verdict=verdict(analysis, findings, late), thresholds=thresholds, hops=hops,
+                  culprit=culprit)  # fmt: skip
 
 
 def _skip(skipped: list[Skipped], skip: Skipped) -> None:

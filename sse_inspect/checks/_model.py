@@ -9,7 +9,7 @@ from enum import IntEnum
 from .._errors import CheckSpecError
 from .evidence import Evidence
 
-__all__ = ["CODES", "Code", "Finding", "Severity", "Skipped", "Thresholds", "parse_threshold"]
+__all__ = ["ALIASES", "CODES", "Code", "Finding", "Severity", "Skipped", "Thresholds", "parse_threshold"]
 
 
 class Severity(IntEnum):
@@ -73,11 +73,10 @@ def _codes(*codes: Code) -> dict[str, Code]:
 
 
 _W, _E, _I = Severity.WARNING, Severity.ERROR, Severity.INFO
-_BUFFER_FIX = (  # one fix for the three buffering findings: a view prints it once
-    "something between the model and the client holds the stream: the application must write and flush "
-    "each event as it comes (yield inside the loop, never collect the answer first), and every hop must pass "
-    "it on unbuffered and uncompressed (send `Cache-Control: no-cache, no-transform`; nginx: "
-    "`proxy_buffering off` or `X-Accel-Buffering: no` from the upstream)"
+_BUFFER_FIX = (  # one fix for the three buffering findings, neutral of any hop: the culprit's (checks/hops.py)
+    # replaces it on each finding with the fix for the hop that most likely held the stream
+    "something between the model and the client held the events: the app must yield and flush each event "
+    "inside its loop, and every hop must pass them on as they come (see `culprit`, docs/signatures.md)"
 )
 
 CODES: dict[str, Code] = _codes(
@@ -113,8 +112,8 @@ CODES: dict[str, Code] = _codes(
     Code("wrong-content-type", _W, "headers",
          "EventSource and many clients require `Content-Type: text/event-stream`; some proxies buffer other types"),
     Code("compressed-stream", _W, "headers",
-         "compression middleware buffers to fill its blocks: disable gzip/brotli for text/event-stream "
-         "(nginx `gzip off` there, or `Cache-Control: no-transform`)"),
+         "compression buffers to fill its blocks: exclude text/event-stream from the compression of the hop or "
+         "middleware that applies it, or send `Cache-Control: no-transform`"),
     Code("decode-error", _E, "framing", "the body does not decode as its Content-Encoding says: a hop corrupted or cut it"),
     Code("decode-bomb", _E, "framing",
          "the body decodes to far more than any event stream: a decompression bomb; nothing past the cut was read"),
@@ -124,11 +123,12 @@ CODES: dict[str, Code] = _codes(
     Code("event-too-long", _E, "framing",
          "an event whose data came to more than the line limit was dropped (no real stream sends one): clients "
          "that hold an event's data whole may run out of memory on it"),
-    Code("content-length", _W, "headers",
-         "a Content-Length makes clients and proxies wait for that many bytes; an event stream has no length"),
+    Code("content-length-on-stream", _W, "headers",
+         "an event stream has no length: a Content-Length means something held the whole body before sending "
+         "it (or the server never streamed); stream the body and let no hop read it whole"),
     Code("no-cache-header", _I, "headers", "caches and CDNs may store or hold the stream: send `Cache-Control: no-cache`"),
     Code("x-accel-buffering", _I, "headers",
-         "a buffering proxy is in the path: send `X-Accel-Buffering: no` from the upstream to turn nginx's off"),
+         "nginx is in the path and buffers unless told not to: send `X-Accel-Buffering: no` from the upstream"),
     Code("incomplete-event", _W, "framing",
          "bytes after the last blank line form no event: clients drop them; end every event with a blank line"),
     Code("invalid-utf8", _W, "framing", "event streams are UTF-8: clients show U+FFFD in place of these bytes"),
@@ -144,6 +144,10 @@ CODES: dict[str, Code] = _codes(
          "a credential or API key is written in the capture: run `sse-inspect redact --in-place` on it and "
          "rotate the key if the file was shared or committed"),
 )  # fmt: skip
+
+
+ALIASES: dict[str, str] = {"content-length": "content-length-on-stream"}
+"""Released codes renamed since, each with its new name: `--select` and `--ignore` still take them."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

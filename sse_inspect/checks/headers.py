@@ -8,14 +8,9 @@ from typing import ClassVar
 from ._check import Check, Context, Need
 from ._model import Finding
 from .evidence import Encoding, Status
+from .hops import BUFFERING, read_hops
 
 __all__ = ["HeadersCheck"]
-
-BUFFERING_PROXIES = ("nginx", "openresty", "tengine", "varnish", "squid", "apache")
-"""Server or Via header values of hops that buffer responses unless told not to (nginx and its
-forks honour X-Accel-Buffering). A bare `Via: 1.1 google` names no such hop."""
-BUFFERING = ("buffering-burst", "single-flush", "fixed-size-flush")
-"""The timing findings that show a hop buffering."""
 
 
 class HeadersCheck(Check):
@@ -43,21 +38,18 @@ class HeadersCheck(Check):
                              t=timing.ttfb if ctx.timed else None, evidence=Encoding(encoding))  # fmt: skip
         length = response.header("content-length")
         if length is not None:
-            yield self.found("content-length", f"Content-Length: {length} on an event stream")
+            yield self.found("content-length-on-stream", f"Content-Length: {length} on an event stream: something "
+                             "held the whole body (or the server never streamed)")  # fmt: skip
         cache = (response.header("cache-control") or "").lower()
         if "no-cache" not in cache and "no-store" not in cache:
             shown = f" (Cache-Control: {cache})" if cache else ""
             yield self.found("no-cache-header", f"no Cache-Control: no-cache{shown}")
         accel = (response.header("x-accel-buffering") or "").strip().lower()
-        hop = next(
-            (f"{name}: {value}" for name in ("Server", "Via") if (value := response.header(name))
-             and any(p in value.lower() for p in BUFFERING_PROXIES)),
-            None,
-        )  # fmt: skip
-        if accel != "no" and hop:
-            yield self.found("x-accel-buffering", f"{hop} shows a proxy that buffers unless the upstream sends "
-                             "X-Accel-Buffering: no (nginx removes that header on its way, so it cannot show "
-                             "here)")  # fmt: skip
+        nginx = next((hop for hop in read_hops(ctx.capture) if hop.name == "nginx"), None)
+        if accel != "no" and nginx is not None:  # only nginx (and its forks) honour X-Accel-Buffering
+            yield self.found("x-accel-buffering", f"{nginx.header}: {nginx.value} shows nginx, which buffers unless "
+                             "the upstream sends X-Accel-Buffering: no (nginx removes that header on its way, so it "
+                             "cannot show here)")  # fmt: skip
 
     def review(self, ctx: Context, findings: list[Finding]) -> list[Finding]:
         """nginx strips X-Accel-Buffering on its way to the client, so a fixed stream can never show the

@@ -19,6 +19,7 @@ from .._errors import SSEInspectError
 from .._rechunk import RechunkSpec
 from ..checks import Finding, Report, Severity, Thresholds, check_capture, parse_codes, parse_threshold
 from ..checks.evidence import Evidence, Silence
+from ..checks.hops import culprit_line, hops_line
 from . import _render
 from ._json import write_doc
 from ._params import (
@@ -32,7 +33,7 @@ from ._params import (
 )
 from ._reading import reading
 
-__all__ = ["Checked", "check", "evidence_json", "findings_view", "report_json", "show"]
+__all__ = ["Checked", "check", "culprit_view", "evidence_json", "findings_view", "report_json", "show"]
 
 FAIL_ON = {"error": Severity.ERROR, "warning": Severity.WARNING, "info": Severity.INFO, "never": None}
 PARALLEL_FROM = 4
@@ -91,6 +92,8 @@ def report_json(report: Report, path: str) -> dict[str, Any]:
             for f in report.findings
         ],
         "skipped": [{"codes": list(s.codes), "reason": s.reason} for s in report.skipped],
+        "hops": [{"name": h.name, "kind": h.kind, "header": h.header, "value": h.value} for h in report.hops],
+        "culprit": dataclasses.asdict(report.culprit) if report.culprit is not None else None,
         "warnings": list(a.capture.warnings),
         "stats": {
             "events": t.events,
@@ -232,11 +235,13 @@ def warnings_view(results: list[Checked]) -> RenderableType:
     return Group(*(_render.safe(line, newlines=False, style="yellow") for line in lines))
 
 
-def findings_view(findings: Sequence[Finding], *, verbose: bool = True) -> RenderableType:
+def findings_view(findings: Sequence[Finding], *, verbose: bool = True, said: str | None = None) -> RenderableType:
     """A line per finding (severity, code, message), each fix under it; a fix printed for an
-    earlier finding is not printed again."""
+    earlier finding, or above them (`said`: the culprit's), is not printed again."""
     rows: list[RenderableType] = []
     fixed: dict[str, str] = {}  # fix -> the code it was printed under
+    if said is not None:
+        fixed[said] = "the culprit above"
     for f in findings:
         line = Text()
         line.append(f"{f.severity!s:>7} ", style=_STYLE[f.severity])
@@ -244,9 +249,9 @@ def findings_view(findings: Sequence[Finding], *, verbose: bool = True) -> Rende
         line.append_text(_render.safe(f.message, newlines=False))
         rows.append(_render.Hanging(line, 8))
         if verbose and f.severity > Severity.INFO:
-            said = f"the same fix as {fixed[f.fix]}" if f.fix in fixed else f.fix
+            fix = f"the same fix as {fixed[f.fix]}" if f.fix in fixed else f.fix
             fixed.setdefault(f.fix, f.code)
-            rows.append(_render.Hanging(Text("        → " + said, style="dim"), 10))
+            rows.append(_render.Hanging(Text("        → " + fix, style="dim"), 10))
     return Group(*rows)
 
 
@@ -269,13 +274,28 @@ def verdict_view(report: Report) -> Text:
     return Text.assemble((word, style), f" (see {source} below) · {said}")
 
 
+def culprit_view(report: Report) -> list[RenderableType]:
+    """The hops the response passed (a line, when it has headers) and the culprit with its fix."""
+    rows: list[RenderableType] = []
+    if report.analysis.capture.response is not None:
+        hops = Text.assemble(("hops: ", "bold"), _render.safe(hops_line(report.hops), newlines=False))
+        rows.append(_render.Hanging(hops, 6))
+    c = report.culprit
+    if c is not None:
+        word, _, rest = culprit_line(c).partition(": ")
+        rows.append(_render.Hanging(Text.assemble((f"{word}: ", "bold"), _render.safe(rest, newlines=False)), 4))
+        rows.append(_render.Hanging(Text("        → " + c.fix, style="dim"), 10))
+    return rows
+
+
 def report_view(path: str, report: Report) -> RenderableType:
     parts: list[RenderableType] = [
         Text.assemble(_render.safe(f"{path}  ", newlines=False, style="dim"), (f"[{report.analysis.dialect}]", "dim")),
         verdict_view(report),
+        *culprit_view(report),
     ]
     if report.findings:
-        parts.append(findings_view(report.findings))
+        parts.append(findings_view(report.findings, said=report.culprit.fix if report.culprit else None))
     for s in report.skipped:
         parts.append(_render.Hanging(Text(f"skipped {', '.join(s.codes)}: {s.reason}", style="dim"), 8))
     return Group(*parts)
@@ -342,5 +362,6 @@ def show(path: str, *, rechunk: RechunkSpec | None = None, dialect: str | None =
     console.print(_render.show_view(checked.analysis, checked, arrivals))
     console.print()
     console.print(verdict_view(checked))
+    console.print(*culprit_view(checked))
     if checked.findings:
-        console.print(findings_view(checked.findings))
+        console.print(findings_view(checked.findings, said=checked.culprit.fix if checked.culprit else None))

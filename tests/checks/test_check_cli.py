@@ -89,11 +89,15 @@ def test_verdict_line_of_a_buffered_capture(caps: Path) -> None:
     lines = out.splitlines()
     assert lines[0].split() == ["caps/burst.jsonl", "[openai-chat]"]
     assert lines[1] == "BUFFERED (see buffering-burst below) · 1 warning, 1 info"  # the sentence is the finding's
-    assert lines[2].startswith(
+    assert lines[2] == "hops: no proxy seen in the headers"
+    assert lines[3].startswith("most likely: the application (events arrived held and released together")
+    assert "yield (or write) each event inside the loop" in lines[4]  # the culprit's fix: no proxy to blame
+    assert lines[5].startswith(
         "warning buffering-burst  40 text events held 2.000 s and released in 3 ms at t=4.454 s (rule: >= 5 text events"
     )
-    assert "proxy_buffering off" in lines[3]  # the fix
-    assert lines[4].split()[:2] == ["info", "done-not-json"]
+    assert lines[6].strip() == "→ the same fix as the culprit above"
+    assert lines[7].split()[:2] == ["info", "done-not-json"]
+    assert "nginx" not in out  # no nginx in the headers, so none in the advice
 
 
 def test_json_is_one_document(caps: Path) -> None:
@@ -104,7 +108,8 @@ def test_json_is_one_document(caps: Path) -> None:
     assert (doc["fail_on"], doc["exit_code"]) == ("warning", 1)
     assert doc["thresholds"] == vars_of(Thresholds())
     [capture] = doc["captures"]
-    assert set(capture) == {"path", "dialect", "verdict", "worst", "findings", "skipped", "warnings", "stats"}
+    assert set(capture) == {"path", "dialect", "verdict", "worst", "findings", "skipped", "hops", "culprit", "warnings",
+                            "stats"}
     assert (capture["path"], capture["dialect"], capture["worst"]) == ("caps/burst.jsonl", "openai-chat", "warning")
     assert capture["verdict"].startswith("BUFFERED: 40 text events held 2.000 s")
     assert capture["skipped"] == []
@@ -113,8 +118,9 @@ def test_json_is_one_document(caps: Path) -> None:
     assert (burst["code"], burst["severity"], burst["fix"]) == (
         "buffering-burst",
         "warning",
-        CODES["buffering-burst"].fix,
+        capture["culprit"]["fix"],  # the fix for the hop that held it: no proxy in the headers, the application
     )
+    assert (capture["hops"], capture["culprit"]["hop"], capture["culprit"]["decided"]) == ([], "application", True)
     assert burst["evidence"]["events_held"] == 40 and burst["t"] == pytest.approx(4.454, abs=1e-3)
     assert (done["code"], done["severity"], done["event_index"]) == ("done-not-json", "info", 149)
     stats = capture["stats"]
@@ -245,8 +251,8 @@ def test_show_lists_the_findings(caps: Path) -> None:
     findings = [line for line in out.splitlines() if line.split()[:1] in (["warning"], ["info"])]
     assert [line.split()[:2] for line in findings] == [["warning", "buffering-burst"], ["info", "done-not-json"]]
     assert "40 text events held 2.000 s" in findings[0]
-    fix = "→ something between the model and the client holds the stream"
-    assert fix in out, "show gives the fix under each warning, as check does"
+    assert "→ yield (or write) each event inside the loop" in out, "show gives the culprit's fix, as check does"
+    assert "→ the same fix as the culprit above" in out
 
 
 # -- show and check: the numbers and the findings agree, said once and plainly --------------------------------
@@ -312,13 +318,14 @@ def test_a_shared_fix_is_printed_once_and_the_verdict_not_twice() -> None:
     path = str(BUNDLED / "nginx-buffered.jsonl")
     for command in ("show", "check"):
         _, out, _ = run(command, path)
-        fix = CODES["single-flush"].fix
+        doc = json.loads(run("check", "--json", path)[1])["captures"][0]
+        fix = doc["culprit"]["fix"]  # nginx and the app could both have held it: how to decide, and each fix
+        assert fix.startswith("record both sides of nginx") and "proxy_buffering off" in fix and "yield" in fix
         assert out.count(fix) == 1, command
-        assert "        → the same fix as single-flush" in out
+        assert out.count("        → the same fix as the culprit above") == 2, command
         assert "BUFFERED (see single-flush below) · 2 warnings, 2 info" in out
         message = next(line for line in out.splitlines() if line.startswith("warning single-flush  "))
         assert out.count(message.split("  ", 1)[1]) == 1, command  # the sentence once, in its finding
-    doc = json.loads(run("check", "--json", path)[1])["captures"][0]
     assert [f["fix"] for f in doc["findings"] if f["severity"] == "warning"] == [fix, fix]  # --json keeps every fix
     assert doc["verdict"].startswith("BUFFERED: 20 of 20 text events")
 

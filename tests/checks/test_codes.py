@@ -143,12 +143,14 @@ TRIGGERS = [
          ("a line of 17825792 bytes (over the line limit of 16777216) was dropped",)),
     Case("17-lines-of-1-MiB", "event-too-long", lambda: T.long_line(17 << 20, lines=17), E,
          ("an event whose data came to 17825706 characters (over the limit of 16777216) was dropped",)),
-    Case("content-length", "content-length", with_headers(("Content-Length", "1904")), W, ("Content-Length: 1904",)),
+    Case("content-length", "content-length-on-stream", with_headers(("Content-Length", "1904")), W,
+         ("Content-Length: 1904", "held the whole body")),
     Case("no-cache-control", "no-cache-header", with_headers(base=T.SSE_HEADERS[:1]), I, ("no Cache-Control",)),
     Case("cacheable", "no-cache-header", with_headers(("Cache-Control", "max-age=60"), base=T.SSE_HEADERS[:1]), I,
          ("(Cache-Control: max-age=60)",)),
     Case("nginx", "x-accel-buffering", buffered_with_headers(("Server", "nginx/1.24.0")), I, ("Server: nginx/1.24.0",)),
-    Case("via", "x-accel-buffering", buffered_with_headers(("Via", "1.1 varnish")), I, ("Via: 1.1 varnish",)),
+    Case("openresty", "x-accel-buffering", buffered_with_headers(("Server", "openresty/1.21.4.1")), I,
+         ("Server: openresty/1.21.4.1 shows nginx",)),
     Case("cut-inside-event", "incomplete-event",
          lambda: T.paced(OA[:-1] + [TRUNCATED], end="server-disconnected"), W,
          ("26 bytes after the last blank line (from byte 1890)",)),
@@ -190,6 +192,10 @@ TRIGGERS = [
          ("cut before its end 30.00 s after the request, 0.10 s after its last byte", "gunicorn (sync worker")),
     Case("cloud-run-302s", "total-timeout-cut", lambda: T.cut_while_flowing(302.0, every=2.0), E,
          ("cloud-run (request timeout",)),
+    Case("gunicorn-held-whole", "content-length-on-stream",
+         lambda: T.capture([(1.6, b"".join(OA))], headers_at=1.6,
+                           headers=T.SSE_HEADERS + (("Server", "gunicorn"), ("Content-Length", "1904"))), W,
+         ("Content-Length: 1904 on an event stream",)),
 ]
 
 NEAR_MISSES = [
@@ -229,7 +235,7 @@ NEAR_MISSES = [
     Case("good-gzip", "decode-bomb", T.gzipped),
     Case("1-MiB-line", "line-too-long", lambda: T.long_line(1 << 20)),
     Case("16-lines-of-1-MiB", "event-too-long", lambda: T.long_line(16 << 20, lines=16)),
-    Case("chunked", "content-length", with_headers(("Transfer-Encoding", "chunked"))),
+    Case("chunked", "content-length-on-stream", with_headers(("Transfer-Encoding", "chunked"))),
     Case("no-store", "no-cache-header", with_headers(base=(("Content-Type", "text/event-stream"),
                                                            ("Cache-Control", "no-store")))),
     Case("nginx-told", "x-accel-buffering", buffered_with_headers(("Server", "nginx"), ("X-Accel-Buffering", "no"))),
@@ -264,6 +270,10 @@ NEAR_MISSES = [
     Case("client-left-after-60s", "idle-timeout-cut", lambda: T.cut_after_silence(60.0, kind="client-disconnected")),
     Case("cut-at-47s", "total-timeout-cut", lambda: T.cut_while_flowing(47.0)),
     Case("clean-end-at-30s", "total-timeout-cut", lambda: T.cut_while_flowing(30.0, kind="complete")),
+    Case("error-page-with-length", "content-length-on-stream",
+         lambda: T.capture([(0.3, b"<html>Bad Gateway</html>")], status=502, reason="Bad Gateway",
+                           headers=T.SSE_HEADERS + (("Content-Length", "24"),))),
+    Case("varnish-reads-no-x-accel", "x-accel-buffering", buffered_with_headers(("Via", "1.1 varnish"))),
 ]
 # fmt: on
 
@@ -279,7 +289,7 @@ def test_codes_are_the_documented_ones() -> None:
         "total-timeout-cut", "heartbeats", "missing-end-marker",
         "data-after-end", "duplicate-end-marker", "done-not-json", "invalid-json", "error-event", "http-error",
         "wrong-content-type", "compressed-stream", "decode-error", "decode-bomb", "line-too-long", "event-too-long",
-        "content-length", "no-cache-header", "x-accel-buffering", "incomplete-event", "invalid-utf8", "cr-line-endings",
+        "content-length-on-stream", "no-cache-header", "x-accel-buffering", "incomplete-event", "invalid-utf8", "cr-line-endings",
         "bom", "utf-16", "ignored-fields", "recording-incomplete", "secret-in-capture",
     ]
     # fmt: on
