@@ -15,6 +15,7 @@ from sse_inspect._errors import DialectError
 from sse_inspect._events import Event
 from sse_inspect._parser import EventStreamParser
 from sse_inspect.dialects import DIALECTS, KEPT, Answer, EventFlags, detect_dialect, get_dialect
+from tests.helpers import corpus_dialect
 
 OPENAI_URL = "https://api.openai.com/v1/chat/completions"
 CORPUS = Path(__file__).resolve().parent.parent / "data" / "corpus"
@@ -51,12 +52,6 @@ def rebuild(name: str, events: list[Event]) -> Answer:
 # --- the corpus ---------------------------------------------------------------------------
 
 
-def expected_dialect(entry: dict[str, Any]) -> str:
-    if entry["api"] == "responses":
-        return "openai-responses"
-    return entry["provider"] if entry["provider"] in ("anthropic", "gemini", "cohere") else "openai-chat"
-
-
 def one_pass(events: list[Event]) -> Iterator[Event]:
     yield from events
 
@@ -65,7 +60,7 @@ def one_pass(events: list[Event]) -> Iterator[Event]:
 def test_corpus(entry: dict[str, Any]) -> None:
     events = parse((CORPUS / entry["file"]).read_bytes())
     dialect = detect_dialect(events[:50], None)
-    assert dialect.name == expected_dialect(entry)
+    assert dialect.name == corpus_dialect(entry)
 
     answer = dialect.rebuild(one_pass(events))
     assert answer.text == entry["text"]
@@ -97,7 +92,7 @@ def test_corpus(entry: dict[str, Any]) -> None:
 def test_corpus_covers_every_dialect_but_the_apps_own() -> None:
     """The corpus is of providers' streams; text (an app's own stream) is tested on the seed's shapes
     in test_text.py, generic on hand-written streams below."""
-    assert {expected_dialect(entry) for entry in MANIFEST} == set(DIALECTS) - {"generic", "text"}
+    assert {corpus_dialect(entry) for entry in MANIFEST} == set(DIALECTS) - {"generic", "text"}
 
 
 # --- OpenAI chat and compatible servers -----------------------------------------------------
