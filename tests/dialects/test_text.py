@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sse_inspect import Capture, Chunk, End, analyze, dump_capture, parse_events, parse_rechunk_spec
+from sse_inspect import Capture, Chunk, End, analyze, dump_capture, load_capture, parse_events, parse_rechunk_spec
 from sse_inspect.checks import check_capture
 from sse_inspect.cli import cli
 from sse_inspect.dialects import DIALECTS, EventFlags, detect_dialect, get_dialect
@@ -191,3 +191,30 @@ def test_a_raw_body_of_text_reads_the_same() -> None:
     body = b"".join(event(d) for d in DELTAS) + event("[DONE]")
     analysis = analyze(Capture(chunks=(Chunk(None, body),), timed=False, end=End(kind="complete")))
     assert (analysis.dialect, analysis.answer.text, analysis.answer.complete) == ("text", ANSWER, True)
+
+
+LAB = Path(__file__).parent / "data"
+"""Recordings of the seed's app by the hop lab (tests/lab_apps, /work/lab/out/INDEX.md): Flask under
+gunicorn or the Werkzeug dev server, reading an OpenAI upstream that sends "w0 " ... "w29 "."""
+LAB_TEXT = "".join(f"w{i} " for i in range(30))
+
+
+@pytest.mark.parametrize(
+    ("name", "text_events", "payloads"),
+    [
+        ("flask-good-werkzeug", 30, "plain text"),
+        ("flask-bug-string-gunicorn", 1, "plain text"),
+        ("flask-bug-list-gunicorn", 30, "plain text"),
+        ("flask-json-bug-list-gunicorn", 30, "JSON"),
+    ],
+)
+def test_real_recordings_of_the_seed_app(name: str, text_events: int, payloads: str) -> None:
+    """Read from real servers, the good app and both bugs: text, the upstream's answer, complete,
+    its text events for the timing checks to judge, and no payload or marker error."""
+    report = check_capture(load_capture(LAB / f"{name}.jsonl"))
+    analysis = report.analysis
+    assert (analysis.dialect, analysis.answer.text, analysis.answer.complete) == ("text", LAB_TEXT, True)
+    assert analysis.timing.text_events == text_events and analysis.answer.extra["payloads"] == payloads
+    codes = {f.code for f in report.findings}
+    assert not codes & {"invalid-json", "missing-end-marker", "data-after-end"}
+    assert ("done-not-json" in codes) == (payloads == "JSON")
