@@ -7,9 +7,8 @@ from collections.abc import Iterator, Mapping
 from typing import ClassVar
 
 from .._capture import Chunk
-from .._events import Comment, Event, Notice
+from .._events import Comment, Notice
 from .._loading import utf16_encoding
-from ..dialects import EventFlags
 from ._check import Check, Context, Need
 from ._model import Finding, Thresholds
 from .evidence import Bytes, Comments, Encoding, LineEnds, Lines
@@ -46,18 +45,18 @@ class FramingCheck(Check):
         self.first_comment: Comment | None = None
         self.timed_comments = 0
         self.comments_from = self.comments_to = 0.0  # the first and the last timed comment
-        self.dispatched = False  # whether any event came
-        self.data_lines = 0  # lines with a data field, counted until the first event
+        self.data_lines = 0  # lines with a data field, counted until an event carries text
+        self._counting = True
         self._carry = b"\n"  # the end of the last chunk (the body starts a line)
 
-    def event(self, event: Event, flags: EventFlags) -> None:
-        self.dispatched = True
-
     def chunk(self, index: int, chunk: Chunk, text_events: int) -> None:
-        if self.dispatched:
+        if not self._counting:
+            return
+        if text_events:  # events dispatch: the count is no longer wanted
+            self._counting = False
             return
         window = self._carry + chunk.data
-        self.data_lines += sum(window.count(line) for line in _DATA_LINE)
+        self.data_lines += window.count(_DATA_LINE[0]) + window.count(_DATA_LINE[1])
         self._carry = window[-_CARRY:]
 
     def notice(self, notice: Notice) -> None:
@@ -147,14 +146,14 @@ class FramingCheck(Check):
         because it is an HTML page or a JSON document, or because its data lines have no blank line
         between them. A body of comments alone, or an empty one, is not judged: it may be a stream
         that had not started yet."""
-        if self.dispatched:
+        if ctx.analysis.timing.events:
             return None
         response = ctx.capture.response
         if response is not None and (response.header("content-type") or "").split(";")[0].strip().lower() != (
             "text/event-stream"
         ):
             return None  # wrong-content-type says it: the server did not claim an event stream
-        start = ctx.head.lstrip(b"\xef\xbb\xbf \t\r\n")
+        start = ctx.head.removeprefix(b"\xef\xbb\xbf").lstrip(b" \t\r\n")
         quoted = repr(start[:60].decode("utf-8", "replace"))
         if start[:14].lower() == b"<!doctype html" or start[:5].lower() == b"<html":
             what = "an HTML page"
