@@ -142,7 +142,7 @@ class Playback:
         response = self.capture.response
         return decide_outcome(
             errored=bool(self._reader.errors),
-            end_marker=self.dialect.end_marker,
+            end_marker=self.dialect.expected_marker(seen=bool(self._reader.end_marker_events)),
             end_marker_seen=bool(self._reader.end_marker_events),
             end=self.capture.end,
             status=response.status if response else None,

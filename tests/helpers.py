@@ -167,3 +167,10 @@ def ctrl_c(proc: subprocess.Popen[bytes], timeout: float = 20) -> tuple[bytes, b
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=timeout)
     return out or b"", err or b""
+
+
+def corpus_dialect(entry: dict[str, Any]) -> str:
+    """The dialect a corpus capture speaks, from its MANIFEST entry's provider and API."""
+    if entry["api"] == "responses":
+        return "openai-responses"
+    return entry["provider"] if entry["provider"] in ("anthropic", "gemini", "cohere") else "openai-chat"

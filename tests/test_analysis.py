@@ -60,7 +60,7 @@ def test_untimed_raw_body_has_no_times() -> None:
 
 def test_dialect_detected_from_url_when_events_say_nothing() -> None:
     capture = Capture(
-        chunks=(Chunk(0.1, b"data: hello\n\n"),),
+        chunks=(Chunk(0.1, b'data: {"id": 1}\n\n'),),  # JSON of no known shape (plain text says text)
         request=Request(url="https://api.anthropic.com/v1/messages"),
         end=End(kind="complete", t=0.2),
     )

@@ -1,4 +1,4 @@
-"""Every real stream of the corpus: framing counts as recorded, and the same answer under any cut."""
+"""Every real stream of the corpus: framing counts as recorded, its dialect and answer, and the same answer under any cut."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from sse_inspect import Capture, Chunk, End, Event, analyze, parse_rechunk_spec
 
-from .helpers import CORPUS, parse_all
+from .helpers import CORPUS, corpus_dialect, parse_all
 
 MANIFEST = json.loads((CORPUS / "MANIFEST.json").read_text())
 IDS = [entry["file"] for entry in MANIFEST]
@@ -35,3 +35,14 @@ def test_every_cut_rebuilds_the_same_answer(entry: dict, spec: str) -> None:
     cut = analyze(capture, rechunk=parse_rechunk_spec(spec))
     assert cut.answer == whole.answer
     assert [(e.type, e.data, e.start, e.end) for e in cut.events] == [(e.type, e.data, e.start, e.end) for e in whole.events]
+
+
+@pytest.mark.parametrize("entry", MANIFEST, ids=IDS)
+def test_the_whole_capture_keeps_its_dialect_and_answer(entry: dict) -> None:
+    """Read as the command line reads a file (every event, no URL): the provider's dialect, never text
+    or generic, whatever its first events look like, and the answer the MANIFEST records."""
+    capture = Capture(chunks=(Chunk(None, (CORPUS / entry["file"]).read_bytes()),), timed=False, end=End(kind="complete"))
+    analysis = analyze(capture)
+    assert analysis.dialect == corpus_dialect(entry)
+    assert (analysis.answer.text, analysis.answer.reasoning) == (entry["text"], entry["reasoning"])
+    assert analysis.answer.invalid_payloads == 0 and "payloads" not in analysis.answer.extra

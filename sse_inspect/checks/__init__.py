@@ -54,6 +54,7 @@ CHECKS: tuple[type[Check], ...] = (FramingCheck, LifecycleCheck, HeadersCheck, T
 
 VERDICTS = (
     ("http-error", "HTTP ERROR"),
+    ("not-an-event-stream", "NOT AN EVENT STREAM"),
     ("error-event", "ERRORED"),
     ("single-flush", "BUFFERED"),
     ("buffering-burst", "BUFFERED"),

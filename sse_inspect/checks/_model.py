@@ -143,6 +143,10 @@ CODES: dict[str, Code] = _codes(
     Code("secret-in-capture", _E, "hygiene",
          "a credential or API key is written in the capture: run `sse-inspect redact --in-place` on it and "
          "rotate the key if the file was shared or committed"),
+    Code("not-an-event-stream", _E, "framing",
+         "clients dispatch no event from this body: find the handler or hop that served an error page or a JSON "
+         "document as text/event-stream (send the real status and type), or the one that strips the blank line "
+         "ending each event (`data: ...\\n\\n`)"),
 )  # fmt: skip
 
 

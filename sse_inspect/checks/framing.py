@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping
 from typing import ClassVar
 
+from .._capture import Chunk
 from .._events import Comment, Notice
 from .._loading import utf16_encoding
 from ._check import Check, Context, Need
@@ -17,6 +18,10 @@ __all__ = ["FramingCheck"]
 _IGNORED = ("ignored-field", "invalid-id", "invalid-retry")
 _MESSAGES_KEPT = 1000
 """Distinct ignored-field messages counted (a hostile stream could make each one new)."""
+_DATA_LINE = (b"\ndata:", b"\rdata:")
+"""A line that starts with the data field (after an LF or a CR: a CRLF line holds both)."""
+_CARRY = len(_DATA_LINE[0]) - 1
+"""Bytes of a chunk kept to find a data line that starts in it and ends in the next."""
 
 
 class FramingCheck(Check):
@@ -40,6 +45,19 @@ class FramingCheck(Check):
         self.first_comment: Comment | None = None
         self.timed_comments = 0
         self.comments_from = self.comments_to = 0.0  # the first and the last timed comment
+        self.data_lines = 0  # lines with a data field, counted until an event carries text
+        self._counting = True
+        self._carry = b"\n"  # the end of the last chunk (the body starts a line)
+
+    def chunk(self, index: int, chunk: Chunk, text_events: int) -> None:
+        if not self._counting:
+            return
+        if text_events:  # events dispatch: the count is no longer wanted
+            self._counting = False
+            return
+        window = self._carry + chunk.data
+        self.data_lines += window.count(_DATA_LINE[0]) + window.count(_DATA_LINE[1])
+        self._carry = window[-_CARRY:]
 
     def notice(self, notice: Notice) -> None:
         kind = notice.kind
@@ -63,7 +81,11 @@ class FramingCheck(Check):
     def findings(self, ctx: Context) -> Iterator[Finding]:
         a = ctx.analysis
         body_size = a.timing.decoded_bytes
-        for n in self.every["unterminated-event"]:
+        not_events = self._not_events(ctx)
+        if not_events is not None:
+            yield not_events
+        # a body that holds no event is that finding's diagnosis, not one event cut short
+        for n in self.every["unterminated-event"] if not_events is None else ():
             yield self.found("incomplete-event", f"{body_size - n.offset} bytes after the last blank line (from byte "
                              f"{n.offset}) form no event: clients discard them", offset=n.offset, t=n.t,
                              evidence=Bytes(body_size - n.offset))  # fmt: skip
@@ -118,3 +140,30 @@ class FramingCheck(Check):
             yield self.found("heartbeats", f"{self.comments} comment line(s) such as "
                              f"{first_comment.text.strip()[:40]!r}{every}", t=first_comment.t,
                              offset=first_comment.offset, evidence=Comments(self.comments))  # fmt: skip
+
+    def _not_events(self, ctx: Context) -> Finding | None:
+        """`not-an-event-stream`: a body served as an event stream from which no event dispatches,
+        because it is an HTML page or a JSON document, or because its data lines have no blank line
+        between them. A body of comments alone, or an empty one, is not judged: it may be a stream
+        that had not started yet."""
+        if ctx.analysis.timing.events:
+            return None
+        response = ctx.capture.response
+        if response is not None and (response.header("content-type") or "").split(";")[0].strip().lower() != (
+            "text/event-stream"
+        ):
+            return None  # wrong-content-type says it: the server did not claim an event stream
+        start = ctx.head.removeprefix(b"\xef\xbb\xbf").lstrip(b" \t\r\n")
+        quoted = repr(start[:60].decode("utf-8", "replace"))
+        if start[:14].lower() == b"<!doctype html" or start[:5].lower() == b"<html":
+            what = "an HTML page"
+        elif start[:1] in (b"{", b"["):
+            what = "a JSON document"
+        elif self.data_lines > 1:
+            return self.found("not-an-event-stream", f"{self.data_lines} data lines and no blank line between them "
+                              f"(a hop stripped them?): no event dispatches from {quoted}", offset=0,
+                              evidence=Lines(self.data_lines))  # fmt: skip
+        else:
+            return None
+        return self.found("not-an-event-stream", f"the body is {what} served as text/event-stream, no event: "
+                          f"{quoted}", offset=0)  # fmt: skip

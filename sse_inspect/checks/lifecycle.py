@@ -8,7 +8,7 @@ from typing import ClassVar
 from .._capture import Chunk
 from .._events import Event
 from .._outcome import ADVICE, Audience, say
-from ..dialects import DONE, KEPT, EventFlags
+from ..dialects import DONE, KEPT, PLAIN_PAYLOADS, EventFlags
 from ._check import Check, Context, Need
 from ._model import Finding, Severity, Thresholds
 from .evidence import EndMissing, ErrorEvent, InvalidEvents
@@ -110,7 +110,9 @@ class LifecycleCheck(Check):
                              f"#{self.markers[0].index}), the first #{first.index} of type {first.type!r}",
                              event_index=first.index, t=first.t, offset=first.start)  # fmt: skip
 
-        yield from self._sentinels(dialect.name, dialect.sends_done)
+        # a client of plain-text data compares each with [DONE] and parses none: the sentinel is no trap there
+        plain = ans.extra.get("payloads") == PLAIN_PAYLOADS
+        yield from self._sentinels(dialect.name, dialect.sends_done, plain)
 
         if self.invalid is not None:
             first = self.invalid
@@ -144,8 +146,10 @@ class LifecycleCheck(Check):
             advice=advice,
         )
 
-    def _sentinels(self, dialect: str, sends_done: bool) -> Iterator[Finding]:
+    def _sentinels(self, dialect: str, sends_done: bool, plain: bool) -> Iterator[Finding]:
         for e, kind in self.sentinels:
+            if kind == "done" and plain:
+                continue
             if kind == "lone-cr":
                 yield self.found("done-not-json", f"event #{e.index}: the [DONE] line ends in a lone CR: clients that "
                                  "split on LF see '[DONE]\\r' and miss the end", severity=Severity.WARNING,

@@ -3,6 +3,7 @@
 A dialect is a `Dialect` subclass and its `Reader` (docs/dialects.md shows how to write one), which
 says of each event what it was as `EventFlags`; `DONE` is the `[DONE]` sentinel's data, and `KEPT`
 how many indices of end markers and of invalid payloads a reader keeps.
+`PLAIN_PAYLOADS` is what `Answer.extra["payloads"]` says of a text stream whose data was plain text.
 `_answer` holds the values a reader gives, `_accumulate` the state it keeps, `_detect` the
 detection scores, and `_envelope` the accelerator the OpenAI Chat and Anthropic readers opt into.
 
@@ -25,11 +26,13 @@ from .gemini import Gemini
 from .generic import Generic
 from .openai_chat import OpenAIChat
 from .openai_responses import OpenAIResponses
+from .text import PLAIN_PAYLOADS, Text
 
 __all__ = [
     "DIALECTS",
     "DONE",
     "KEPT",
+    "PLAIN_PAYLOADS",
     "Answer",
     "Choice",
     "Dialect",
@@ -42,7 +45,7 @@ __all__ = [
 ]
 
 DIALECTS: dict[str, type[Dialect]] = {
-    cls.name: cls for cls in (OpenAIChat, OpenAIResponses, Anthropic, Gemini, Cohere, Generic)
+    cls.name: cls for cls in (OpenAIChat, OpenAIResponses, Anthropic, Gemini, Cohere, Text, Generic)
 }
 """Every dialect by its command-line name; on equal detection scores the earlier one wins."""
 

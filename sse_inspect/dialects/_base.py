@@ -178,7 +178,7 @@ class Reader(ABC):
             choices=choices or (Choice(),),
             usage=self.usage,
             errors=tuple(self.errors),
-            end_marker=dialect.end_marker,
+            end_marker=dialect.expected_marker(seen=self.end_markers > 0),
             end_marker_events=tuple(self.end_marker_events),
             end_markers=self.end_markers,
             text_events=text_events,
@@ -225,6 +225,10 @@ class Dialect(ABC):
     """The marker this dialect ends a stream with, as text for people (None: it has none)."""
     reader: ClassVar[type[Reader]]
     """The `Reader` of one stream in this grammar: `dialect.reader()` makes a new one; `feed` it the events in order."""
+    end_marker_optional: ClassVar[bool] = False
+    """Whether a whole stream may end without the end marker: this grammar's servers send it or not
+    (an app's text stream, with or without `data: [DONE]`). When it does not come, nothing was
+    promised: the answer has no end marker (`complete` None) and none is reported missing."""
     sends_done: ClassVar[bool] = True
     """Whether this API's servers may end a stream with a `data: [DONE]` sentinel (False: a `[DONE]` in
     its stream was added on the way, and its clients crash on it). True by default, as every dialect
@@ -239,6 +243,11 @@ class Dialect(ABC):
     @abstractmethod
     def detect(cls, events: Sequence[Event], url: str | None) -> int:
         """How sure (0-100) that a stream starting with `events`, fetched from `url`, speaks this dialect."""
+
+    def expected_marker(self, *, seen: bool) -> str | None:
+        """The end marker a stream is held to, given whether one came: `end_marker`, or None when the
+        marker is optional and did not come."""
+        return None if self.end_marker_optional and not seen else self.end_marker
 
     def rebuild(self, events: Iterable[Event]) -> Answer:
         """Rebuild the answer from all the events of one stream, in order."""

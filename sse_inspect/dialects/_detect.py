@@ -10,12 +10,15 @@ from .._events import Event
 from .._fastjson import loads
 from ._accumulate import as_dict
 
-__all__ = ["STRONG", "WEAK", "confidence", "payloads", "url_path"]
+__all__ = ["SHAPE", "STRONG", "WEAK", "confidence", "payloads", "url_path"]
 
 STRONG = 80
 """Detection points for content only this dialect sends."""
 WEAK = 30
 """Detection points for content this dialect is likely, not certain, to send."""
+SHAPE = 50
+"""Detection points for events whose shape fits a grammar of no one provider (a stream of plain
+text): more than a hint plus a URL, less than any provider's own content."""
 _URL_POINTS = 15
 """Detection points for a matching URL: less than any content hint plus a URL elsewhere."""
 

@@ -12,7 +12,7 @@ from typing import Any
 from .._events import Event
 from ._accumulate import DONE, ChoiceState, PendingCall, ToolCalls, as_dict, as_int, as_list, as_str, inband_error
 from ._base import Dialect
-from ._detect import STRONG, WEAK, confidence, payloads, url_path
+from ._detect import STRONG, confidence, payloads, url_path
 from ._envelope import EnvelopeCache
 
 __all__ = ["OpenAIChat"]
@@ -128,14 +128,13 @@ class OpenAIChat(Dialect):
 
     @classmethod
     def detect(cls, events: Sequence[Event], url: str | None) -> int:
-        content = 0
-        for event, payload in payloads(events):
-            if payload.get("object") == "chat.completion.chunk" or isinstance(payload.get("choices"), list):
-                content = STRONG
-                break
-            if event.data == DONE:
-                content = WEAK
-        return confidence(content, url_path(url).endswith("/chat/completions"))
+        """Sure when a payload looks like a chat chunk; `[DONE]` says nothing (apps forward it after
+        text of their own, and other grammars send it), and a URL ending in /chat/completions a little."""
+        strong = any(
+            payload.get("object") == "chat.completion.chunk" or isinstance(payload.get("choices"), list)
+            for _, payload in payloads(events)
+        )
+        return confidence(STRONG if strong else 0, url_path(url).endswith("/chat/completions"))
 
 
 def _delta_content(payload: Any) -> tuple[dict[str, Any], str]:

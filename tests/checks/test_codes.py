@@ -73,6 +73,10 @@ ANTHROPIC_ERROR = T.sse({"type": "error", "error": {"type": "overloaded_error", 
 OPENAI_ERROR = T.sse({"error": {"message": "The server had an error while processing your request.",
                                 "type": "server_error", "code": "server_error"}})
 TRUNCATED = b'data: {"object":"chat.comp'
+HTML_PAGE = b"<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head><body>bad gateway</body></html>\n"
+JSON_ERROR = b'{"error": {"message": "Rate limit reached", "type": "requests"}}'
+STRIPPED = [(0.3 + 0.03 * i, f"data: {tok}\n".encode()) for i, tok in enumerate(T.tokens(20))]
+"""A text stream whose blank lines a hop stripped: one data line a token, nothing ever dispatches."""
 
 TRIGGERS = [
     Case("burst", "buffering-burst", T.burst_after_silence, W, ("40 text events held 2.000 s", "in 3 ms", "t=")),
@@ -196,6 +200,12 @@ TRIGGERS = [
          lambda: T.capture([(1.6, b"".join(OA))], headers_at=1.6,
                            headers=T.SSE_HEADERS + (("Server", "gunicorn"), ("Content-Length", "1904"))), W,
          ("Content-Length: 1904 on an event stream",)),
+    Case("html-error-page", "not-an-event-stream", lambda: T.capture([(0.3, HTML_PAGE)]), E,
+         ("an HTML page served as text/event-stream", "'<!DOCTYPE html>\\n<html>")),
+    Case("json-error-document", "not-an-event-stream", lambda: T.capture([(0.3, JSON_ERROR)]), E,
+         ("a JSON document served as text/event-stream", """'{"error": {"message": "Rate limit""")),
+    Case("blank-lines-stripped", "not-an-event-stream", lambda: T.capture(STRIPPED), E,
+         ("20 data lines and no blank line between them", "'data:  tok0\\ndata:  tok1")),
 ]
 
 NEAR_MISSES = [
@@ -274,6 +284,13 @@ NEAR_MISSES = [
          lambda: T.capture([(0.3, b"<html>Bad Gateway</html>")], status=502, reason="Bad Gateway",
                            headers=T.SSE_HEADERS + (("Content-Length", "24"),))),
     Case("varnish-reads-no-x-accel", "x-accel-buffering", buffered_with_headers(("Via", "1.1 varnish"))),
+    Case("one-big-event", "not-an-event-stream", lambda: T.capture([(0.3, T.sse(" ".join(T.tokens(2000))))])),
+    Case("only-the-last-event-lacks-its-blank-line", "not-an-event-stream",
+         lambda: T.capture(STRIPPED[:1] + [(0.4, b"\n")] + STRIPPED[1:3])),
+    Case("comments-only", "not-an-event-stream", lambda: T.capture([(0.3, b": ping\n\n"), (15.3, b": ping\n\n")])),
+    Case("empty-body", "not-an-event-stream", lambda: T.capture([])),
+    Case("json-served-as-json", "not-an-event-stream",
+         lambda: T.capture([(0.3, JSON_ERROR)], headers=(("Content-Type", "application/json"),))),
 ]
 # fmt: on
 
@@ -290,7 +307,7 @@ def test_codes_are_the_documented_ones() -> None:
         "data-after-end", "duplicate-end-marker", "done-not-json", "invalid-json", "error-event", "http-error",
         "wrong-content-type", "compressed-stream", "decode-error", "decode-bomb", "line-too-long", "event-too-long",
         "content-length-on-stream", "no-cache-header", "x-accel-buffering", "incomplete-event", "invalid-utf8", "cr-line-endings",
-        "bom", "utf-16", "ignored-fields", "recording-incomplete", "secret-in-capture",
+        "bom", "utf-16", "ignored-fields", "recording-incomplete", "secret-in-capture", "not-an-event-stream",
     ]
     # fmt: on
 

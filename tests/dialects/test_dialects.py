@@ -15,7 +15,9 @@ from sse_inspect._errors import DialectError
 from sse_inspect._events import Event
 from sse_inspect._parser import EventStreamParser
 from sse_inspect.dialects import DIALECTS, KEPT, Answer, EventFlags, detect_dialect, get_dialect
+from tests.helpers import corpus_dialect
 
+OPENAI_URL = "https://api.openai.com/v1/chat/completions"
 CORPUS = Path(__file__).resolve().parent.parent / "data" / "corpus"
 MANIFEST: list[dict[str, Any]] = json.loads((CORPUS / "MANIFEST.json").read_text(encoding="utf-8"))
 
@@ -50,12 +52,6 @@ def rebuild(name: str, events: list[Event]) -> Answer:
 # --- the corpus ---------------------------------------------------------------------------
 
 
-def expected_dialect(entry: dict[str, Any]) -> str:
-    if entry["api"] == "responses":
-        return "openai-responses"
-    return entry["provider"] if entry["provider"] in ("anthropic", "gemini", "cohere") else "openai-chat"
-
-
 def one_pass(events: list[Event]) -> Iterator[Event]:
     yield from events
 
@@ -64,7 +60,7 @@ def one_pass(events: list[Event]) -> Iterator[Event]:
 def test_corpus(entry: dict[str, Any]) -> None:
     events = parse((CORPUS / entry["file"]).read_bytes())
     dialect = detect_dialect(events[:50], None)
-    assert dialect.name == expected_dialect(entry)
+    assert dialect.name == corpus_dialect(entry)
 
     answer = dialect.rebuild(one_pass(events))
     assert answer.text == entry["text"]
@@ -93,8 +89,10 @@ def test_corpus(entry: dict[str, Any]) -> None:
         assert answer.usage
 
 
-def test_corpus_covers_every_dialect_but_generic() -> None:
-    assert {expected_dialect(entry) for entry in MANIFEST} == set(DIALECTS) - {"generic"}
+def test_corpus_covers_every_dialect_but_the_apps_own() -> None:
+    """The corpus is of providers' streams; text (an app's own stream) is tested on the seed's shapes
+    in test_text.py, generic on hand-written streams below."""
+    assert {corpus_dialect(entry) for entry in MANIFEST} == set(DIALECTS) - {"generic", "text"}
 
 
 # --- OpenAI chat and compatible servers -----------------------------------------------------
@@ -458,12 +456,15 @@ def test_content_beats_url() -> None:
     gemini_events = stream({"candidates": []})
     assert detect_dialect(gemini_events, "https://gateway.example/v1/chat/completions").name == "gemini"
     done_only = stream("[DONE]")
-    assert detect_dialect(done_only, None).name == "openai-chat"
-    assert detect_dialect(stream("hello", "world"), None).name == "generic"
+    assert detect_dialect(done_only, None).name == "text"  # [DONE] alone says nothing of chat chunks
+    assert detect_dialect(stream("hello", "world"), None).name == "text"
+    assert detect_dialect(stream("hello", "[DONE]"), "https://app.example/v1/chat/completions").name == "text"
+    assert detect_dialect(stream({"n": 1}, "[DONE]"), None).name == "generic"  # no text field: shown as it is
+    assert detect_dialect(stream({"n": 1}, "[DONE]"), OPENAI_URL).name == "openai-chat"
 
 
 def test_registry() -> None:
-    assert list(DIALECTS) == ["openai-chat", "openai-responses", "anthropic", "gemini", "cohere", "generic"]
+    assert list(DIALECTS) == ["openai-chat", "openai-responses", "anthropic", "gemini", "cohere", "text", "generic"]
     for name, cls in DIALECTS.items():
         dialect = get_dialect(name)
         assert isinstance(dialect, cls) and dialect.name == name and dialect.title
