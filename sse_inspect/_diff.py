@@ -14,7 +14,6 @@ own plain-text events) is timed character by character of the answer text (`Text
 from __future__ import annotations
 
 import bisect
-import dataclasses
 import difflib
 import itertools
 import re
@@ -594,7 +593,7 @@ def _text_timing(a: Analysis, b: Analysis, shared: int, threshold: float, window
     side_a, side_b = _Side(a), _Side(b)
     common = _agreed(side_a, side_b, shared, min(len(a.events), len(b.events)))
     where = [m.start() for m in _NOT_SPACE.finditer(side_a.text)]  # where[k]: the k-th key in A's text
-    stretches: list[TextDelay] = []
+    cuts: list[tuple[Event, Event, int, int]] = []  # the stretches: A's event, B's event, first and last key
     i = j = k = 0
     while k < common:
         while side_a.ends[i] <= k:
@@ -602,14 +601,17 @@ def _text_timing(a: Analysis, b: Analysis, shared: int, threshold: float, window
         while side_b.ends[j] <= k:
             j += 1
         end = min(side_a.ends[i], side_b.ends[j], common)
-        start = where[k - 1] + 1 if k else 0
-        ea, eb = side_a.events[i], side_b.events[j]
-        t_a, t_b = ea.t or 0.0, eb.t or 0.0  # never None: both captures are timed
-        stretches.append(TextDelay(ea, eb, start, side_a.text[start : where[end - 1] + 1], t_a, t_b, t_b - t_a, 0.0))
+        cuts.append((side_a.events[i], side_b.events[j], k, end))
         k = end
-    baseline = min(s.delay for s in stretches)
+    baseline = min((eb.t or 0.0) - (ea.t or 0.0) for ea, eb, _, _ in cuts)  # never None: both are timed
+    stretches = []
+    for ea, eb, first, end in cuts:
+        start = where[first - 1] + 1 if first else 0  # with the whitespace before it
+        t_a, t_b = ea.t or 0.0, eb.t or 0.0
+        text = side_a.text[start : where[end - 1] + 1]
+        stretches.append(TextDelay(ea, eb, start, text, t_a, t_b, t_b - t_a, t_b - t_a - baseline))
     return TextTimingDiff(
-        stretches=tuple(dataclasses.replace(s, hold=s.delay - baseline) for s in stretches),
+        stretches=tuple(stretches),
         characters=len(side_a.text),
         lost=0 if common == len(side_a.keys) else len(side_a.text) - (where[common - 1] + 1),
         baseline=baseline,
