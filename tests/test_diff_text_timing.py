@@ -245,7 +245,7 @@ def test_text_timing_json_shape(tmp_path: Path) -> None:
     code, out, _ = run(a, write(tmp_path, "b.jsonl", list_app()), "--json")
     doc = json.loads(out)
     assert code == doc["exit_code"] == 1 and doc["alignment"] == "text"
-    assert (doc["dialect"], doc["dialect_b"]) == ("openai-chat", "generic")
+    assert doc["dialect"] == "openai-chat" and doc["dialect_b"] == analyze(list_app()).dialect != "openai-chat"
     assert doc["characters"] == len(TEXT) and doc["lost_characters"] == 0
     assert doc["baseline"] == pytest.approx(FLOOR + 0.0039, abs=1e-6)  # the last delta's event came 3.9 ms late
     (release,) = doc["releases"]
@@ -300,3 +300,26 @@ def test_the_report_times_a_re_framing_hop_by_text() -> None:
     assert "".join(held[0].itertext()).startswith("00The")  # A #0, B #0, its text
     d = timing(single_yield_app())
     assert d.summary in "".join(root.itertext())
+
+
+# -- real recordings: the seed's app under gunicorn, recorded on both sides ----------------
+
+PAIRS = Path(__file__).parent / "data" / "twopoint"
+
+
+@pytest.mark.parametrize("app, held", [("flask-good-gunicorn", False), ("flask-bug-string-gunicorn", True),
+                                       ("flask-bug-list-gunicorn", True)])  # fmt: skip
+def test_the_recorded_seed_app(app: str, held: bool) -> None:
+    """B is read as generic: these apps forward `[DONE]`, which alone no longer makes a stream OpenAI Chat
+    once the text dialect is in, but does on a tree without it."""
+    code, out, err = run(str(PAIRS / f"{app}.upstream.jsonl"), str(PAIRS / f"{app}.jsonl"), "--dialect-b", "generic",
+                         "--json")  # fmt: skip
+    doc = json.loads(out)
+    assert err == "" and doc["alignment"] == "text" and doc["lost_characters"] == 0
+    assert code == (1 if held else 0)
+    if not held:
+        assert doc["held_characters"] == 0 and doc["max_hold"]["hold"] < 0.05  # the upstream paces 60 ms
+        return
+    (release,) = doc["releases"]  # the whole answer at once, after the upstream's last delta
+    assert release["characters"] == doc["held_characters"] >= 0.9 * doc["characters"]
+    assert doc["max_hold"]["start"] == 0 and doc["max_hold"]["hold"] > 1.5  # 29 deltas of 60 ms went by
