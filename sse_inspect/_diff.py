@@ -20,6 +20,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from ._analysis import Analysis
 from ._errors import SSEInspectError
@@ -358,12 +359,7 @@ class TimingDiff:
 
     @property
     def releases(self) -> tuple[HeldRelease, ...]:
-        groups: list[list[EventDelay]] = []
-        for d in sorted(self.held, key=lambda d: d.t_b):
-            if groups and d.t_b - groups[-1][-1].t_b <= self.window:
-                groups[-1].append(d)
-            else:
-                groups.append([d])
+        groups = _flushes(sorted(self.held, key=lambda d: d.t_b), self.window)
         return tuple(HeldRelease(t=g[0].t_b, span=g[-1].t_b - g[0].t_b, events=tuple(g)) for g in groups)
 
     @property
@@ -373,16 +369,7 @@ class TimingDiff:
 
     @property
     def summary(self) -> str:
-        base = f"{self.baseline * 1000:.1f} ms baseline"
-        held = self.held
-        if not held:
-            return (f"the hop {self.hop} held no event more than {self.threshold * 1000:g} ms over its {base} "
-                    f"(max {self.max_hold.hold * 1000:.1f} ms)")  # fmt: skip
-        rels = self.releases
-        largest = max(rels, key=lambda r: len(r.events))
-        bursts = "1 burst" if len(rels) == 1 else f"{len(rels)} bursts"
-        return (f"the hop {self.hop} held {len(held)} events up to {self.max_hold.hold:.3f} s over its {base}, "
-                f"released in {bursts} (largest: {len(largest.events)} events at t={largest.t:.3f} s)")  # fmt: skip
+        return _summary(self, "event", len(self.held), lambda r: len(r.events))
 
 
 @dataclass(frozen=True, slots=True)
@@ -467,12 +454,7 @@ class TextTimingDiff:
 
     @property
     def releases(self) -> tuple[HeldText, ...]:
-        groups: list[list[TextDelay]] = []
-        for s in self.held:  # in text order, which is B's order
-            if groups and s.t_b - groups[-1][-1].t_b <= self.window:
-                groups[-1].append(s)
-            else:
-                groups.append([s])
+        groups = _flushes(self.held, self.window)  # in text order, which is B's order
         return tuple(HeldText(t=g[0].t_b, span=g[-1].t_b - g[0].t_b, stretches=tuple(g)) for g in groups)
 
     @property
@@ -482,18 +464,37 @@ class TextTimingDiff:
 
     @property
     def summary(self) -> str:
-        base = f"{self.baseline * 1000:.1f} ms baseline"
         lost = f"; the last {self.lost} characters of A's text never reached B" if self.lost else ""
-        how = "; aligned by text, as the hop re-framed the events"
-        if self.identical:
-            return (f"the hop {self.hop} held no text more than {self.threshold * 1000:g} ms over its {base} "
-                    f"(max {self.max_hold.hold * 1000:.1f} ms){lost}{how}")  # fmt: skip
-        rels = self.releases
-        largest = max(rels, key=lambda r: r.characters)
-        bursts = "1 burst" if len(rels) == 1 else f"{len(rels)} bursts"
-        return (f"the hop {self.hop} held {self.held_characters} characters up to {self.max_hold.hold:.3f} s over "
-                f"its {base}, released in {bursts} (largest: {largest.characters} characters at t={largest.t:.3f} s)"
-                f"{lost}{how}")  # fmt: skip
+        said = _summary(self, "character", self.held_characters, lambda r: r.characters)
+        return f"{said}{lost}; aligned by text, as the hop re-framed the events"
+
+
+Held = TypeVar("Held", EventDelay, TextDelay)
+
+
+def _flushes(held: Sequence[Held], window: float) -> list[list[Held]]:
+    """Held events or stretches, in the order they reached B, cut into releases: each within
+    `window` of the one before."""
+    groups: list[list[Held]] = []
+    for d in held:
+        if groups and d.t_b - groups[-1][-1].t_b <= window:
+            groups[-1].append(d)
+        else:
+            groups.append([d])
+    return groups
+
+
+def _summary(d: TimingDiff | TextTimingDiff, unit: str, held: int, size: Callable[[Any], int]) -> str:
+    """The verdict in one line: what the hop held, in `unit`s (`size` of a release counts them)."""
+    base = f"{d.baseline * 1000:.1f} ms baseline"
+    if not held:
+        return (f"the hop {d.hop} held no {unit} more than {d.threshold * 1000:g} ms over its {base} "
+                f"(max {d.max_hold.hold * 1000:.1f} ms)")  # fmt: skip
+    rels = d.releases
+    largest = max(rels, key=size)
+    bursts = "1 burst" if len(rels) == 1 else f"{len(rels)} bursts"
+    return (f"the hop {d.hop} held {held} {unit}s up to {d.max_hold.hold:.3f} s over its {base}, "
+            f"released in {bursts} (largest: {size(largest)} {unit}s at t={largest.t:.3f} s)")  # fmt: skip
 
 
 def _untimed(analysis: Analysis) -> bool:

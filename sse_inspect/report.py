@@ -488,7 +488,10 @@ def _text_hold_table(td: TextTimingDiff) -> Iterator[str]:
                 f'{esc(_clip(s.text.strip()))}</td><td class="n">{seconds(s.t_a)}</td><td class="n">{seconds(s.t_b)}'
                 f'</td><td class="n">{seconds(s.delay)}</td><td class="n">{seconds(s.hold)}</td></tr>')  # fmt: skip
 
-    yield from _some(td.stretches, row, lambda n: f'<tr class="left-out"><td colspan="7">… {n} more stretches</td></tr>')
+    def more(n: int) -> str:
+        return f'<tr class="left-out"><td colspan="7">… {n} more stretches</td></tr>'
+
+    yield from _some(td.stretches, row, more)
     yield "</table></details>"
     if td.lost:
         yield f'<p class="dim">The last {td.lost} characters of A\'s text never reached B.</p>'

@@ -105,7 +105,7 @@ def test_the_good_app_held_nothing() -> None:
     assert d.baseline == pytest.approx(FLOOR, abs=1e-9)
     assert d.characters == len(TEXT) and "".join(s.text for s in d.stretches) == TEXT
     assert len(d.stretches) == 40  # one per delta: each reached A in one event and B in one
-    assert d.summary.startswith("the hop between A and B held no text more than 100 ms over its 2.0 ms baseline")
+    assert d.summary.startswith("the hop between A and B held no character more than 100 ms over its 2.0 ms baseline")
     assert d.summary.endswith("aligned by text, as the hop re-framed the events")
 
 
@@ -235,7 +235,7 @@ def test_the_view_says_text_and_quotes_the_release(tmp_path: Path) -> None:
     assert "release at t=1.862 s in B: 246 characters in 0 ms, the first held 1.560 s: The word1 word2" in flat
     assert "✘ the hop between A and B held 246 characters up to 1.560 s" in flat
     code, out, _ = run(a, write(tmp_path, "good.jsonl", good_app()))
-    assert code == 0 and "✔ the hop between A and B held no text" in " ".join(out.split())
+    assert code == 0 and "✔ the hop between A and B held no character" in " ".join(out.split())
     code, out, _ = run(a, a)
     assert code == 0 and "aligned by events: the hop passed them on" in out
 
@@ -266,7 +266,8 @@ def _pair(size: int) -> tuple[object, object]:
     deltas = [f" w{i:07d}\n" for i in range(size // 10)]
     at = [0.001 * i for i in range(len(deltas))]
     merged = ["".join(deltas[i : i + 10]) for i in range(0, len(deltas), 10)]
-    b = plain([m.replace("\n", " ") for m in merged], [at[min(i + 9, len(at) - 1)] + FLOOR for i in range(0, len(at), 10)])
+    b_at = [at[min(i + 9, len(at) - 1)] + FLOOR for i in range(0, len(at), 10)]  # when its last delta came
+    b = plain([m.replace("\n", " ") for m in merged], b_at)
     return analyze(upstream(deltas, at)), analyze(b)
 
 

@@ -269,16 +269,17 @@ def _change_json(c: EventChange) -> dict[str, Any]:
     }
 
 
+def _timing_head(d: TimingDiff | TextTimingDiff) -> dict[str, Any]:
+    """What the JSON of both alignments starts with."""
+    return {"alignment": d.alignment, "hop": d.hop, "summary": d.summary, "baseline": d.baseline,
+            "threshold": d.threshold, "window": d.window}  # fmt: skip
+
+
 def _timing_json(d: TimingDiff) -> dict[str, Any]:
     top = d.max_hold
     held = set(d.held)
     return {
-        "alignment": d.alignment,
-        "hop": d.hop,
-        "summary": d.summary,
-        "baseline": d.baseline,
-        "threshold": d.threshold,
-        "window": d.window,
+        **_timing_head(d),
         "held": len(held),
         "max_hold": {"hold": top.hold, "a_index": top.a.index, "b_index": top.b.index},
         "releases": [
@@ -300,12 +301,7 @@ def _text_timing_json(d: TextTimingDiff) -> dict[str, Any]:
     top = d.max_hold
     held = {id(s) for s in d.held}
     return {
-        "alignment": d.alignment,
-        "hop": d.hop,
-        "summary": d.summary,
-        "baseline": d.baseline,
-        "threshold": d.threshold,
-        "window": d.window,
+        **_timing_head(d),
         "characters": d.characters,
         "held_characters": d.held_characters,
         "lost_characters": d.lost,
