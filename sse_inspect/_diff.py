@@ -506,10 +506,13 @@ def diff_timing(
 ) -> TimingDiff | TextTimingDiff:
     """How long a hop held what passed it: A recorded before the hop, B after it.
 
-    When the events passed unchanged (at least half of the text-carrying events of each side are
-    found on the other, aligned on (type, data)), each matched event's delay is measured (`TimingDiff`). When the hop
-    re-framed them, the answer texts are aligned instead and each stretch of text is timed
-    (`TextTimingDiff`): each side's text as its own dialect rebuilds it, event by event.
+    When the hop passed the events on (at least half of the text-carrying events of each side are
+    found on the other, aligned on (type, data)), each matched event's delay is measured
+    (`TimingDiff`). When it re-framed them, the answer texts are aligned instead and each stretch
+    of text is timed (`TextTimingDiff`): each side's text (the first choice's) as its own dialect
+    rebuilds it, event by event. The texts are compared without their whitespace: a hop that
+    re-frames text changes whitespace (a newline between events, a space it trims, a trailing
+    newline) but not the words. A B that is A cut short is timed as far as it goes.
 
     Raises SSEInspectError when a capture is untimed, or when neither way aligns: B's events are
     not A's and their answer texts differ (the message says how far they agree and where they part).
@@ -562,6 +565,7 @@ def _passed_on(pairs: Sequence[tuple[Event, Event]], a: Analysis, b: Analysis) -
 
 _SPACE = re.compile(r"\s+")
 _NOT_SPACE = re.compile(r"\S")
+"""The characters the texts are aligned on: whitespace is what a re-framing hop changes (see `diff_timing`)."""
 
 
 class _Side:
@@ -628,15 +632,15 @@ QUOTE = 24
 def _agreed(a: _Side, b: _Side, shared: int, shortest: int) -> int:
     """How many characters (whitespace aside) of A's text reached B: all of them, or the start of
     them when B is A cut short. Raises SSEInspectError when B carries other text."""
-    if a.keys == b.keys or (b.keys and a.keys.startswith(b.keys)):
-        return len(b.keys)
     events = "A and B share no event" if not shared else f"A and B share only {shared} of {shortest} events"
     for name, side in (("A", a), ("B", b)):
         if not side.keys:
             raise SSEInspectError(
                 f"{events}, and {name} carries no answer text read as {side.dialect}: nothing to align them on",
-                hint="--dialect-b reads B in another dialect" if name == "B" else None,
+                hint=f"--dialect{'-b' if name == 'B' else ''} reads {name} in another dialect",
             )
+    if a.keys.startswith(b.keys):
+        return len(b.keys)
     same = _common_prefix(a.keys, b.keys)
     raise SSEInspectError(
         f"{events}, and their answer texts differ: they agree on the first {same} of {len(a.keys)} characters "

@@ -324,3 +324,11 @@ def test_the_recorded_seed_app(app: str, held: bool) -> None:
     (release,) = doc["releases"]  # the whole answer at once, after the upstream's last delta
     assert release["characters"] == doc["held_characters"] >= 0.9 * doc["characters"]
     assert doc["max_hold"]["start"] == 0 and doc["max_hold"]["hold"] > 1.5  # 29 deltas of 60 ms went by
+
+
+def test_streams_without_text_on_either_side_are_refused() -> None:
+    """Pings only: no shared event and no text to align on (not a crash on an empty alignment)."""
+    a = capture([(0.1, b"event: ping\ndata: {}\n\n"), (0.2, b"event: ping\ndata: {}\n\n")], UPSTREAM)
+    b = capture([(0.1, b": keep-alive\n\n")], APP)
+    with pytest.raises(SSEInspectError, match="A carries no answer text"):
+        diff_timing(analyze(a), analyze(b))
