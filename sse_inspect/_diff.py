@@ -16,6 +16,7 @@ from __future__ import annotations
 import bisect
 import difflib
 import itertools
+import operator
 import re
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
@@ -565,7 +566,8 @@ def _passed_on(pairs: Sequence[tuple[Event, Event]], a: Analysis, b: Analysis) -
 
 _SPACE = re.compile(r"\s+")
 _NOT_SPACE = re.compile(r"\S")
-"""The characters the texts are aligned on: whitespace is what a re-framing hop changes (see `diff_timing`)."""
+"""The characters the texts are aligned on: whitespace is what a re-framing hop changes (see `diff_timing`).
+Python's `\\s` is what `str.isspace` says is whitespace."""
 
 
 class _Side:
@@ -597,7 +599,8 @@ class _Side:
 def _text_timing(a: Analysis, b: Analysis, shared: int, threshold: float, window: float) -> TextTimingDiff:
     side_a, side_b = _Side(a), _Side(b)
     common = _agreed(side_a, side_b, shared, min(len(a.events), len(b.events)))
-    where = [m.start() for m in _NOT_SPACE.finditer(side_a.text)]  # where[k]: the k-th key in A's text
+    text = side_a.text  # where[k]: where the k-th key is in A's text (the loops run in C)
+    where = list(itertools.compress(range(len(text)), map(operator.not_, map(str.isspace, text))))
     cuts: list[tuple[Event, Event, int, int]] = []  # the stretches: A's event, B's event, first and last key
     i = j = k = 0
     while k < common:
