@@ -45,7 +45,7 @@ CONTEXT = 40
 @click.option("--by", type=click.Choice(["text", "events", "timing"]), default="text", show_default=True,
               help="Compare the rebuilt answers, the events, or when the events arrived.")  # fmt: skip
 @click.option("--hold-ms", type=click.FloatRange(min=0), default=HOLD_THRESHOLD * 1000, show_default=True,
-              help="--by timing: an event this much slower than the fastest one counts as held.")  # fmt: skip
+              help="--by timing: an event (or text) this much slower than the fastest counts as held.")  # fmt: skip
 @json_option
 @dialect_option
 @click.option("--dialect-b", type=click.Choice(list(DIALECTS)), default=None,
@@ -61,8 +61,8 @@ def diff(a: str, b: str | None, by: str, hold_ms: float, as_json: bool, dialect:
     hop (e.g. a proxy); each event's delay from A to B, over the smallest delay (the baseline), is
     how long the hop held it. When the hop re-framed the events (an app that reads OpenAI JSON and
     sends plain text), the answer texts are aligned instead, and each character's delay is timed.
-    B is read in A's dialect (--by timing: in its own, detected), unless --dialect-b; --rechunk
-    re-cuts both.
+    B is read in A's dialect (--by timing: in its own, detected), unless --dialect (both sides)
+    or --dialect-b (B) says; --rechunk re-cuts both.
 
     Without B, A is compared with A re-cut by --rechunk: any difference is a parser bug.
 
