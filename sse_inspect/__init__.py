@@ -12,7 +12,7 @@ import typing as _typing
 
 from ._analysis import Analysis, Observer, Timing, analyze
 from ._capture import FORMAT, Capture, Chunk, End, Request, Response, capture_from_body, dump_capture
-from ._diff import EventsDiff, TextDiff, TimingDiff, diff_events, diff_text, diff_timing
+from ._diff import EventsDiff, TextDiff, TextTimingDiff, TimingDiff, diff_events, diff_text, diff_timing
 from ._errors import CaptureError, CheckSpecError, DialectError, RechunkSpecError, SSEInspectError
 from ._events import Comment, Event, Notice
 from ._loading import CaptureStream, load_capture, open_capture, parse_capture
@@ -87,6 +87,7 @@ __all__ = [
     "SSEInspectError",
     "Severity",
     "TextDiff",
+    "TextTimingDiff",
     "Thresholds",
     "Timing",
     "TimingDiff",

@@ -6,16 +6,22 @@
 
 The timing view is how a buffering proxy is proven rather than suspected: record the
 stream on both sides of the hop, and every event the hop held shows as extra delay
-over the hop's own latency floor.
+over the hop's own latency floor. A hop that passes the events on is timed event by event
+(`TimingDiff`); a hop that re-frames them (an app that reads OpenAI JSON chunks and sends its
+own plain-text events) is timed character by character of the answer text (`TextTimingDiff`).
 """
 
 from __future__ import annotations
 
 import bisect
 import difflib
+import itertools
+import operator
+import re
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from ._analysis import Analysis
 from ._errors import SSEInspectError
@@ -30,7 +36,10 @@ __all__ = [
     "EventDelay",
     "EventsDiff",
     "HeldRelease",
+    "HeldText",
+    "TextDelay",
     "TextDiff",
+    "TextTimingDiff",
     "TimingDiff",
     "answer_lines",
     "diff_events",
@@ -336,6 +345,8 @@ class TimingDiff:
     threshold: float
     window: float
     hop: str = "between A and B"
+    alignment: str = "events"
+    """How A and B were aligned: "events" (here), "text" (`TextTimingDiff`)."""
 
     @property
     def held(self) -> tuple[EventDelay, ...]:
@@ -349,12 +360,7 @@ class TimingDiff:
 
     @property
     def releases(self) -> tuple[HeldRelease, ...]:
-        groups: list[list[EventDelay]] = []
-        for d in sorted(self.held, key=lambda d: d.t_b):
-            if groups and d.t_b - groups[-1][-1].t_b <= self.window:
-                groups[-1].append(d)
-            else:
-                groups.append([d])
+        groups = _flushes(sorted(self.held, key=lambda d: d.t_b), self.window)
         return tuple(HeldRelease(t=g[0].t_b, span=g[-1].t_b - g[0].t_b, events=tuple(g)) for g in groups)
 
     @property
@@ -364,16 +370,132 @@ class TimingDiff:
 
     @property
     def summary(self) -> str:
-        base = f"{self.baseline * 1000:.1f} ms baseline"
-        held = self.held
-        if not held:
-            return (f"the hop {self.hop} held no event more than {self.threshold * 1000:g} ms over its {base} "
-                    f"(max {self.max_hold.hold * 1000:.1f} ms)")  # fmt: skip
-        rels = self.releases
-        largest = max(rels, key=lambda r: len(r.events))
-        bursts = "1 burst" if len(rels) == 1 else f"{len(rels)} bursts"
-        return (f"the hop {self.hop} held {len(held)} events up to {self.max_hold.hold:.3f} s over its {base}, "
-                f"released in {bursts} (largest: {len(largest.events)} events at t={largest.t:.3f} s)")  # fmt: skip
+        return _summary(self, "event", len(self.held), lambda r: len(r.events))
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelay:
+    """A stretch of the answer text that reached A in one event and B in one event, and how long
+    the hop kept it. Its characters are A's, with the whitespace before them (see `diff_timing`)."""
+
+    a: Event
+    b: Event
+    start: int
+    """Where the stretch starts in A's text."""
+    text: str
+    """The stretch: A's text from `start`."""
+    t_a: float
+    t_b: float
+    delay: float
+    """`t_b - t_a`, as for an event."""
+    hold: float
+    """`delay` minus the baseline."""
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self.text)
+
+
+@dataclass(frozen=True, slots=True)
+class HeldText(Release):
+    """Held text that reached B together, each stretch within `RELEASE_WINDOW` of the one before:
+    one flush of the hop. `t` is on B's clock."""
+
+    stretches: tuple[TextDelay, ...]
+    """The held stretches it brought, in order (at least one)."""
+
+    @property
+    def characters(self) -> int:
+        return sum(len(s.text) for s in self.stretches)
+
+    @property
+    def first_hold(self) -> float:
+        """How long the release's first characters were held: the silence the hop imposed."""
+        return self.stretches[0].hold
+
+    def quote(self, width: int = 40) -> str:
+        """The start of the text it brought, at most `width` characters, "…" when cut."""
+        text = "".join(s.text for s in self.stretches[:width]).strip()
+        return text if len(text) <= width else text[: width - 1] + "…"
+
+
+@dataclass(frozen=True, slots=True)
+class TextTimingDiff:
+    """The same answer recorded upstream (A) and downstream (B) of a hop that re-framed its events:
+    what the hop held back, character by character of the answer text.
+
+    `stretches` cut A's text where an event of A or of B began: within one, every character reached
+    A in one event and B in one event. `baseline` is the smallest delay, as in `TimingDiff`.
+    """
+
+    stretches: tuple[TextDelay, ...]
+    characters: int
+    """The length of A's answer text."""
+    lost: int
+    """Characters at the end of A's text that never reached B (the hop cut the stream)."""
+    baseline: float
+    threshold: float
+    window: float
+    hop: str = "between A and B"
+    alignment: str = "text"
+
+    @property
+    def held(self) -> tuple[TextDelay, ...]:
+        """Stretches held more than `threshold` over the baseline."""
+        return tuple(s for s in self.stretches if s.hold > self.threshold)
+
+    @property
+    def held_characters(self) -> int:
+        return sum(len(s.text) for s in self.held)
+
+    @property
+    def max_hold(self) -> TextDelay:
+        """The stretch held longest (the first of them on a tie)."""
+        return max(self.stretches, key=lambda s: s.hold)
+
+    @property
+    def releases(self) -> tuple[HeldText, ...]:
+        groups = _flushes(self.held, self.window)  # in text order, which is B's order
+        return tuple(HeldText(t=g[0].t_b, span=g[-1].t_b - g[0].t_b, stretches=tuple(g)) for g in groups)
+
+    @property
+    def identical(self) -> bool:
+        """True when no character was held more than `threshold` over the baseline."""
+        return not self.held
+
+    @property
+    def summary(self) -> str:
+        lost = f"; the last {self.lost} characters of A's text never reached B" if self.lost else ""
+        said = _summary(self, "character", self.held_characters, lambda r: r.characters)
+        return f"{said}{lost}; aligned by text, as the hop re-framed the events"
+
+
+Held = TypeVar("Held", EventDelay, TextDelay)
+
+
+def _flushes(held: Sequence[Held], window: float) -> list[list[Held]]:
+    """Held events or stretches, in the order they reached B, cut into releases: each within
+    `window` of the one before."""
+    groups: list[list[Held]] = []
+    for d in held:
+        if groups and d.t_b - groups[-1][-1].t_b <= window:
+            groups[-1].append(d)
+        else:
+            groups.append([d])
+    return groups
+
+
+def _summary(d: TimingDiff | TextTimingDiff, unit: str, held: int, size: Callable[[Any], int]) -> str:
+    """The verdict in one line: what the hop held, in `unit`s (`size` of a release counts them)."""
+    base = f"{d.baseline * 1000:.1f} ms baseline"
+    if not held:
+        return (f"the hop {d.hop} held no {unit} more than {d.threshold * 1000:g} ms over its {base} "
+                f"(max {d.max_hold.hold * 1000:.1f} ms)")  # fmt: skip
+    rels = d.releases
+    largest = max(rels, key=size)
+    bursts = "1 burst" if len(rels) == 1 else f"{len(rels)} bursts"
+    return (f"the hop {d.hop} held {held} {unit}s up to {d.max_hold.hold:.3f} s over its {base}, "
+            f"released in {bursts} (largest: {size(largest)} {unit}s at t={largest.t:.3f} s)")  # fmt: skip
 
 
 def _untimed(analysis: Analysis) -> bool:
@@ -382,10 +504,19 @@ def _untimed(analysis: Analysis) -> bool:
 
 def diff_timing(
     a: Analysis, b: Analysis, *, threshold: float = HOLD_THRESHOLD, window: float = RELEASE_WINDOW
-) -> TimingDiff:
-    """Align A's and B's events on (type, data) and measure how long each took from A to B.
+) -> TimingDiff | TextTimingDiff:
+    """How long a hop held what passed it: A recorded before the hop, B after it.
 
-    Raises SSEInspectError when a capture is untimed or the two share no event.
+    When the hop passed the events on (at least half of the text-carrying events of each side are
+    found on the other, aligned on (type, data)), each matched event's delay is measured
+    (`TimingDiff`). When it re-framed them, the answer texts are aligned instead and each stretch
+    of text is timed (`TextTimingDiff`): each side's text (the first choice's) as its own dialect
+    rebuilds it, event by event. The texts are compared without their whitespace: a hop that
+    re-frames text changes whitespace (a newline between events, a space it trims, a trailing
+    newline) but not the words. A B that is A cut short is timed as far as it goes.
+
+    Raises SSEInspectError when a capture is untimed, or when neither way aligns: B's events are
+    not A's and their answer texts differ (the message says how far they agree and where they part).
     """
     for name, side in (("A", a), ("B", b)):
         if _untimed(side):
@@ -403,8 +534,8 @@ def diff_timing(
         else:
             only_a += a.events[i1:i2]
             only_b += b.events[j1:j2]
-    if not pairs:
-        raise SSEInspectError("A and B share no event: they are not two recordings of the same stream")
+    if not _passed_on(pairs, a, b):
+        return _text_timing(a, b, len(pairs), threshold, window)
     times = [(x.t or 0.0, y.t or 0.0) for x, y in pairs]  # never None: both captures are timed
     baseline = min(tb - ta for ta, tb in times)
     return TimingDiff(
@@ -415,3 +546,129 @@ def diff_timing(
         threshold=threshold,
         window=window,
     )
+
+
+def _passed_on(pairs: Sequence[tuple[Event, Event]], a: Analysis, b: Analysis) -> bool:
+    """Whether the hop passed the events on, so that they can be timed one by one: at least half of
+    each side's text-carrying events are found on the other side (any event, when neither carries
+    text). A `[DONE]` both sides end with is not enough: a hop that re-frames the text may pass it on."""
+    if not pairs:
+        return False
+    text_a, text_b = set(a.answer.text_events), set(b.answer.text_events)
+    if not text_a and not text_b:
+        return True
+    matched_a = sum(1 for x, _ in pairs if x.index in text_a)
+    matched_b = sum(1 for _, y in pairs if y.index in text_b)
+    return 2 * matched_a >= len(text_a) and 2 * matched_b >= len(text_b)
+
+
+# -- timing by text --------------------------------------------------------------------------
+
+_SPACE = re.compile(r"\s+")
+_NOT_SPACE = re.compile(r"\S")
+"""The characters the texts are aligned on: whitespace is what a re-framing hop changes (see `diff_timing`).
+Python's `\\s` is what `str.isspace` says is whitespace."""
+
+
+class _Side:
+    """One side's answer text as its events brought it: the pieces, and where each piece ends in the
+    text with its whitespace taken out (`keys`: the characters the two sides are aligned on)."""
+
+    def __init__(self, analysis: Analysis) -> None:
+        self.events: list[Event] = []
+        self.ends: list[int] = []  # ends[i]: non-whitespace characters up to the end of events[i]'s piece
+        pieces: list[str] = []
+        reader = analysis.grammar.reader()
+        length = count = 0
+        for event in analysis.events:
+            reader.feed(event)
+            state = reader.first_choice()
+            if state is None or len(state.text) <= length:
+                continue
+            piece = state.text.since(length)
+            length = len(state.text)
+            pieces.append(piece)
+            count += len(_SPACE.sub("", piece))
+            self.events.append(event)
+            self.ends.append(count)
+        self.text = "".join(pieces)
+        self.keys = _SPACE.sub("", self.text)
+        self.dialect = analysis.dialect
+
+
+def _text_timing(a: Analysis, b: Analysis, shared: int, threshold: float, window: float) -> TextTimingDiff:
+    side_a, side_b = _Side(a), _Side(b)
+    common = _agreed(side_a, side_b, shared, min(len(a.events), len(b.events)))
+    text = side_a.text  # where[k]: where the k-th key is in A's text (the loops run in C)
+    where = list(itertools.compress(range(len(text)), map(operator.not_, map(str.isspace, text))))
+    cuts: list[tuple[Event, Event, int, int]] = []  # the stretches: A's event, B's event, first and last key
+    i = j = k = 0
+    while k < common:
+        while side_a.ends[i] <= k:
+            i += 1
+        while side_b.ends[j] <= k:
+            j += 1
+        end = min(side_a.ends[i], side_b.ends[j], common)
+        cuts.append((side_a.events[i], side_b.events[j], k, end))
+        k = end
+    baseline = min((eb.t or 0.0) - (ea.t or 0.0) for ea, eb, _, _ in cuts)  # never None: both are timed
+    stretches = []
+    for ea, eb, first, end in cuts:
+        start = where[first - 1] + 1 if first else 0  # with the whitespace before it
+        t_a, t_b = ea.t or 0.0, eb.t or 0.0
+        text = side_a.text[start : where[end - 1] + 1]
+        stretches.append(TextDelay(ea, eb, start, text, t_a, t_b, t_b - t_a, t_b - t_a - baseline))
+    return TextTimingDiff(
+        stretches=tuple(stretches),
+        characters=len(side_a.text),
+        lost=0 if common == len(side_a.keys) else len(side_a.text) - (where[common - 1] + 1),
+        baseline=baseline,
+        threshold=threshold,
+        window=window,
+    )
+
+
+QUOTE = 24
+"""Characters quoted from each side where two answer texts part."""
+
+
+def _agreed(a: _Side, b: _Side, shared: int, shortest: int) -> int:
+    """How many characters (whitespace aside) of A's text reached B: all of them, or the start of
+    them when B is A cut short. Raises SSEInspectError when B carries other text."""
+    events = "A and B share no event" if not shared else f"A and B share only {shared} of {shortest} events"
+    for name, side in (("A", a), ("B", b)):
+        if not side.keys:
+            raise SSEInspectError(
+                f"{events}, and {name} carries no answer text read as {side.dialect}: nothing to align them on",
+                hint=f"--dialect{'-b' if name == 'B' else ''} reads {name} in another dialect",
+            )
+    if a.keys.startswith(b.keys):
+        return len(b.keys)
+    same = _common_prefix(a.keys, b.keys)
+    raise SSEInspectError(
+        f"{events}, and their answer texts differ: they agree on the first {same} of {len(a.keys)} characters "
+        f"of A (whitespace aside), then A has {_quote_at(a, same)} where B has {_quote_at(b, same)}",
+        hint="a hop may re-frame the events and change whitespace; these differ in words, so they are "
+        "not two recordings of the same answer",
+    )
+
+
+def _common_prefix(x: str, y: str) -> int:
+    """The length of the longest common start of `x` and `y`, by halving (string compares run in C)."""
+    lo, hi = 0, min(len(x), len(y))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if x[:mid] == y[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _quote_at(side: _Side, key: int) -> str:
+    """A short quote of the side's text from its `key`-th non-whitespace character; "its end" past it."""
+    found = next(itertools.islice(_NOT_SPACE.finditer(side.text), key, None), None)
+    if found is None:
+        return "its end"
+    text = side.text[found.start() : found.start() + QUOTE]
+    return repr(text + ("…" if found.start() + QUOTE < len(side.text) else ""))

@@ -27,7 +27,7 @@ from typing import TypeVar
 from ._analysis import Analysis, Observer
 from ._capture import Chunk
 from ._events import Event
-from ._diff import EventDelay, TimingDiff, diff_timing
+from ._diff import EventDelay, TextDelay, TextTimingDiff, TimingDiff, diff_timing
 from ._errors import SSEInspectError
 from ._format import STREAMING_HEADERS, nice_scale, seconds, size, tick_label, visible
 from ._outcome import Outcome, State
@@ -442,6 +442,10 @@ def _holds(reports: Sequence[Report]) -> Iterator[str]:
     except SSEInspectError as exc:
         yield f'<p class="note" id="holds-skipped">No hold table: {esc(exc.message)}</p>'
         return
+    if isinstance(td, TextTimingDiff):
+        yield f'<p class="verdict {"ok" if td.identical else "warning"}">{esc(td.summary)}</p>'
+        yield from _text_hold_table(td)
+        return
     shortest = min(len(a.events), len(b.events))
     if len(td.matched) * 2 < shortest:
         yield (f'<p class="note" id="holds-skipped">No hold table: A and B share only {len(td.matched)} of '
@@ -467,6 +471,31 @@ def _hold_table(td: TimingDiff) -> Iterator[str]:
     yield "</table></details>"
     if td.only_a or td.only_b:
         yield f'<p class="dim">{len(td.only_a)} event(s) only in A, {len(td.only_b)} only in B.</p>'
+
+
+def _text_hold_table(td: TextTimingDiff) -> Iterator[str]:
+    """The hold table of a hop that re-framed the events: one row per stretch of the answer text
+    that reached A in one event and B in one event."""
+    held = {id(s) for s in td.held}
+    opened = ' open="open"' if len(td.stretches) <= 100 else ""
+    yield (f"<details{opened}><summary>{len(td.stretches)} stretches of text on both sides, {len(held)} held"
+           "</summary>")  # fmt: skip
+    yield ('<table class="holds"><tr><th class="n">A #</th><th class="n">B #</th><th>text</th><th class="n">t in A</th>'
+           '<th class="n">t in B</th><th class="n">delay</th><th class="n">hold</th></tr>')  # fmt: skip
+
+    def row(s: TextDelay) -> str:
+        cls = ' class="held"' if id(s) in held else ""
+        return (f'<tr{cls}><td class="n">{s.a.index}</td><td class="n">{s.b.index}</td><td class="mono">'
+                f'{esc(_clip(s.text.strip()))}</td><td class="n">{seconds(s.t_a)}</td><td class="n">{seconds(s.t_b)}'
+                f'</td><td class="n">{seconds(s.delay)}</td><td class="n">{seconds(s.hold)}</td></tr>')  # fmt: skip
+
+    def more(n: int) -> str:
+        return f'<tr class="left-out"><td colspan="7">… {n} more stretches</td></tr>'
+
+    yield from _some(td.stretches, row, more)
+    yield "</table></details>"
+    if td.lost:
+        yield f'<p class="dim">The last {td.lost} characters of A\'s text never reached B.</p>'
 
 
 # -- one capture -------------------------------------------------------------------------------

@@ -11,12 +11,24 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from .._analysis import Analysis, analyze
-from .._diff import HOLD_THRESHOLD, EventChange, EventsDiff, TextDiff, TimingDiff, diff_events, diff_text, diff_timing
+from .._diff import (
+    HOLD_THRESHOLD,
+    EventChange,
+    EventsDiff,
+    TextDelay,
+    TextDiff,
+    TextTimingDiff,
+    TimingDiff,
+    diff_events,
+    diff_text,
+    diff_timing,
+)
 from .._events import Event
 from .._loading import load_capture
 from .._rechunk import RechunkSpec
 from . import _render
 from ._json import event_json, write_doc
+from ..dialects import DIALECTS
 from ._params import InputError, dialect_option, input_errors, json_option, rechunk_option, stdin_note
 
 __all__ = ["diff"]
@@ -33,31 +45,37 @@ CONTEXT = 40
 @click.option("--by", type=click.Choice(["text", "events", "timing"]), default="text", show_default=True,
               help="Compare the rebuilt answers, the events, or when the events arrived.")  # fmt: skip
 @click.option("--hold-ms", type=click.FloatRange(min=0), default=HOLD_THRESHOLD * 1000, show_default=True,
-              help="--by timing: an event this much slower than the fastest one counts as held.")  # fmt: skip
+              help="--by timing: an event (or text) this much slower than the fastest counts as held.")  # fmt: skip
 @json_option
 @dialect_option
+@click.option("--dialect-b", type=click.Choice(list(DIALECTS)), default=None,
+              help="B's grammar, when a hop changed it (default: A's; for --by timing, detected in B).")  # fmt: skip
 @rechunk_option
 @input_errors
-def diff(a: str, b: str | None, by: str, hold_ms: float, as_json: bool, dialect: str | None,
+def diff(a: str, b: str | None, by: str, hold_ms: float, as_json: bool, dialect: str | None, dialect_b: str | None,
          rechunk: RechunkSpec | None) -> None:  # fmt: skip
     """Compare capture A with capture B, or with itself re-cut (no B, --rechunk SPEC).
 
     --by text (default): the rebuilt answers as a unified diff. --by events: the events aligned
     on type, data and id. --by timing: A and B are the same stream recorded before and after a
     hop (e.g. a proxy); each event's delay from A to B, over the smallest delay (the baseline), is
-    how long the hop held it. B is read in A's dialect; --rechunk re-cuts both.
+    how long the hop held it. When the hop re-framed the events (an app that reads OpenAI JSON and
+    sends plain text), the answer texts are aligned instead, and each character's delay is timed.
+    B is read in A's dialect (--by timing: in its own, detected), unless --dialect (both sides)
+    or --dialect-b (B) says; --rechunk re-cuts both.
 
     Without B, A is compared with A re-cut by --rechunk: any difference is a parser bug.
 
-    Exit codes: 0 identical (for --by timing: no event held more than --hold-ms over the
-    baseline), 1 different, 2 bad usage or an unreadable or untimed capture.
+    Exit codes: 0 identical (for --by timing: nothing held more than --hold-ms over the
+    baseline), 1 different, 2 bad usage, an unreadable or untimed capture, or (--by timing) A and
+    B with different events and different answer texts.
     """
     if b is None and rechunk is None:
         raise InputError("give a second capture B, or --rechunk SPEC to compare A with itself re-cut")
     if b is None and by == "timing":
         raise InputError("--by timing needs a second capture B: re-cutting A changes no arrival time worth comparing")
-    left, right = _analyses(a, b, rechunk, dialect)
-    result: TextDiff | EventsDiff | TimingDiff
+    left, right = _analyses(a, b, rechunk, dialect, dialect_b, own=by == "timing")
+    result: TextDiff | EventsDiff | TimingDiff | TextTimingDiff
     if by == "text":
         result = diff_text(left, right)
     elif by == "events":
@@ -67,21 +85,25 @@ def diff(a: str, b: str | None, by: str, hold_ms: float, as_json: bool, dialect:
     code = 0 if result.identical else 1
     if as_json:
         doc = {"by": by, "a": a, "b": b, "rechunk": str(rechunk) if rechunk else None, "dialect": left.dialect,
-               "identical": result.identical, "exit_code": code, **_result_json(result)}  # fmt: skip
+               "dialect_b": right.dialect, "identical": result.identical, "exit_code": code,
+               **_result_json(result)}  # fmt: skip
         write_doc(sys.stdout, doc)
     else:
         _render.console().print(Group(_legend(a, b, rechunk), _view(result)))
     sys.exit(code)
 
 
-def _analyses(a: str, b: str | None, rechunk: RechunkSpec | None, dialect: str | None) -> tuple[Analysis, Analysis]:
-    """A and B analysed alike: B in A's dialect, both re-cut by `rechunk` (without B: B is A re-cut)."""
+def _analyses(a: str, b: str | None, rechunk: RechunkSpec | None, dialect: str | None, dialect_b: str | None, *,
+              own: bool) -> tuple[Analysis, Analysis]:  # fmt: skip
+    """A and B analysed alike, both re-cut by `rechunk` (without B: B is A re-cut). B is read in
+    `dialect_b`, else in `dialect`, else in A's dialect, or (`own`) in the one detected in B."""
     capture = load_capture(a)
     if b is None:
         left = analyze(capture, dialect=dialect)
-        return left, analyze(capture, rechunk=rechunk, dialect=left.dialect)
+        return left, analyze(capture, rechunk=rechunk, dialect=dialect_b or left.dialect)
     left = analyze(capture, rechunk=rechunk, dialect=dialect)
-    return left, analyze(load_capture(b), rechunk=rechunk, dialect=left.dialect)
+    other = dialect_b or dialect or (None if own else left.dialect)
+    return left, analyze(load_capture(b), rechunk=rechunk, dialect=other)
 
 
 # -- views ---------------------------------------------------------------------------------
@@ -97,11 +119,13 @@ def _legend(a: str, b: str | None, rechunk: RechunkSpec | None) -> Text:
     return legend
 
 
-def _view(result: TextDiff | EventsDiff | TimingDiff) -> RenderableType:
+def _view(result: TextDiff | EventsDiff | TimingDiff | TextTimingDiff) -> RenderableType:
     if isinstance(result, TextDiff):
         return _text_view(result)
     if isinstance(result, EventsDiff):
         return _events_view(result)
+    if isinstance(result, TextTimingDiff):
+        return _text_timing_view(result)
     return _timing_view(result)
 
 
@@ -163,12 +187,13 @@ def _events_view(d: EventsDiff) -> RenderableType:
 def _timing_view(d: TimingDiff) -> RenderableType:
     names = ("A #", "B #", "type", "t in A", "t in B", "delay", "hold")
     table = _render.Rows([_render.Column(name, "left" if name == "type" else "right") for name in names])
+    aligned = Text("aligned by events: the hop passed them on", style="dim")
     held = set(d.held)
     for x in d.matched:
         table.add_row(str(x.a.index), str(x.b.index), _render.safe(x.a.type, newlines=False), _render.seconds(x.t_a),
                       _render.seconds(x.t_b), _render.seconds(x.delay), _render.seconds(x.hold),
                       style="yellow" if x in held else "")  # fmt: skip
-    parts: list[RenderableType] = [table]
+    parts: list[RenderableType] = [aligned, table]
     for side, events in (("A", d.only_a), ("B", d.only_b)):
         if events:
             shown = ", ".join(f"#{e.index}" for e in events[:20]) + (", ..." if len(events) > 20 else "")
@@ -180,10 +205,48 @@ def _timing_view(d: TimingDiff) -> RenderableType:
     return Group(*parts)
 
 
+def _text_timing_view(d: TextTimingDiff) -> RenderableType:
+    """One row per event of B that brought text: which of A's events it came from, when, how long
+    the hop held its first characters (the longest-held of the row), and a quote of it."""
+    names = ("B #", "A #", "chars", "t in A", "t in B", "delay", "hold", "text")
+    table = _render.Rows([_render.Column(name, "left" if name == "text" else "right") for name in names])
+    held = {id(s) for s in d.held}
+    for row in _by_b_event(d.stretches):
+        first, last = row[0], row[-1]
+        from_a = str(first.a.index) if first.a is last.a else f"{first.a.index}-{last.a.index}"
+        text = _render.safe("".join(s.text for s in row[:QUOTED]).strip(), newlines=False)
+        text.truncate(QUOTED, overflow="ellipsis")
+        table.add_row(str(first.b.index), from_a, str(sum(len(s.text) for s in row)), _render.seconds(first.t_a),
+                      _render.seconds(first.t_b), _render.seconds(first.delay), _render.seconds(first.hold), text,
+                      style="yellow" if any(id(s) in held for s in row) else "")  # fmt: skip
+    parts: list[RenderableType] = [Text("aligned by text: the hop re-framed the events", style="dim"), table]
+    for r in d.releases:
+        quote = _render.safe(r.quote(), newlines=False)
+        line = Text(f"release at t={r.t:.3f} s in B: {r.characters} characters in {r.span * 1000:.0f} ms, "
+                    f"the first held {r.first_hold:.3f} s: ")  # fmt: skip
+        parts.append(line.append_text(quote))
+    parts.append(_verdict(d.identical, d.summary, d.summary))
+    return Group(*parts)
+
+
+QUOTED = 40
+"""Characters of text quoted in a row of the text timing table."""
+
+
+def _by_b_event(stretches: tuple[TextDelay, ...]) -> list[list[TextDelay]]:
+    rows: list[list[TextDelay]] = []
+    for s in stretches:
+        if rows and rows[-1][-1].b is s.b:
+            rows[-1].append(s)
+        else:
+            rows.append([s])
+    return rows
+
+
 # -- --json ----------------------------------------------------------------------------------
 
 
-def _result_json(result: TextDiff | EventsDiff | TimingDiff) -> dict[str, Any]:
+def _result_json(result: TextDiff | EventsDiff | TimingDiff | TextTimingDiff) -> dict[str, Any]:
     if isinstance(result, TextDiff):
         return {"changed": list(result.changed), "unified": list(result.unified),
                 "lines": {"a": list(result.a), "b": list(result.b)}}  # fmt: skip
@@ -192,6 +255,8 @@ def _result_json(result: TextDiff | EventsDiff | TimingDiff) -> dict[str, Any]:
             "counts": {op: len(getattr(result, op)) for op in ("equal", "changed", "missing", "inserted")},
             "changes": [_change_json(c) for c in result.changes if c.op != "equal"],
         }
+    if isinstance(result, TextTimingDiff):
+        return _text_timing_json(result)
     return _timing_json(result)
 
 
@@ -204,15 +269,17 @@ def _change_json(c: EventChange) -> dict[str, Any]:
     }
 
 
+def _timing_head(d: TimingDiff | TextTimingDiff) -> dict[str, Any]:
+    """What the JSON of both alignments starts with."""
+    return {"alignment": d.alignment, "hop": d.hop, "summary": d.summary, "baseline": d.baseline,
+            "threshold": d.threshold, "window": d.window}  # fmt: skip
+
+
 def _timing_json(d: TimingDiff) -> dict[str, Any]:
     top = d.max_hold
     held = set(d.held)
     return {
-        "hop": d.hop,
-        "summary": d.summary,
-        "baseline": d.baseline,
-        "threshold": d.threshold,
-        "window": d.window,
+        **_timing_head(d),
         "held": len(held),
         "max_hold": {"hold": top.hold, "a_index": top.a.index, "b_index": top.b.index},
         "releases": [
@@ -227,4 +294,28 @@ def _timing_json(d: TimingDiff) -> dict[str, Any]:
         ],
         "only_a": [e.index for e in d.only_a],
         "only_b": [e.index for e in d.only_b],
+    }
+
+
+def _text_timing_json(d: TextTimingDiff) -> dict[str, Any]:
+    top = d.max_hold
+    held = {id(s) for s in d.held}
+    return {
+        **_timing_head(d),
+        "characters": d.characters,
+        "held_characters": d.held_characters,
+        "lost_characters": d.lost,
+        "max_hold": {"hold": top.hold, "a_index": top.a.index, "b_index": top.b.index, "start": top.start},
+        "releases": [
+            {"t": r.t, "span": r.span, "characters": r.characters, "first_hold": r.first_hold,
+             "start": r.stretches[0].start, "end": r.stretches[-1].end, "quote": r.quote(),
+             "a_indices": sorted({s.a.index for s in r.stretches}),
+             "b_indices": sorted({s.b.index for s in r.stretches})}  # fmt: skip
+            for r in d.releases
+        ],
+        "stretches": [
+            {"a_index": s.a.index, "b_index": s.b.index, "start": s.start, "end": s.end, "t_a": s.t_a,
+             "t_b": s.t_b, "delay": s.delay, "hold": s.hold, "held": id(s) in held}  # fmt: skip
+            for s in d.stretches
+        ],
     }
