@@ -1,0 +1,636 @@
+"""The hop lab: real app servers, frameworks and proxies between a paced OpenAI-style upstream and
+a client, each recorded on both sides by real mitmdumps running the addon.
+
+    client -> mitmdump (regular) -> [hop ->] app server -> mitmdump (reverse) -> upstream
+
+The upstream is `tests/sse_server.py` answering an OpenAI chat stream at a model's pace. The
+apps (tests/lab_apps/) read it and stream the answer on: the tutorial's Flask proxy (good and its
+classic bugs) under gunicorn or Flask's dev server (Werkzeug), an Express app with the
+`compression` middleware, a Django `StreamingHttpResponse` with `GZipMiddleware`. The hops in
+front are Debian's nginx, Apache httpd (mod_proxy), HAProxy and Caddy, each run as its own
+foreground process with a generated config in a temporary folder, on 127.0.0.1 and a free port.
+
+A `Scenario` names one chain and what truly buffers it (by construction); `Lab` starts what the
+scenarios need once, shares it between them, and `Lab.record(scenario)` sends one request through
+the chain and returns both recordings. Run as a script to (re)record every scenario into a
+folder, with an INDEX.md, or only the bundled ones:
+
+    .venv/bin/python -m tests.hop_lab /work/lab/out        # every scenario, both points
+    .venv/bin/python -m tests.hop_lab captures/ --bundled   # the lab-*.jsonl kept in captures/
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+
+from sse_inspect import Capture, load_capture
+
+from .helpers import ROOT, free_port, wait_listening
+from .nginx_lab import CHAT_PATH, Nginx, answer_of, mitmdumps, nginx_available, openai_events, post
+from .recording_fixtures import Proxy, StartProxy
+from .sse_server import Script, SSEServer
+
+APPS = ROOT / "tests" / "lab_apps"
+EXPRESS = APPS / "express"
+WORDS = 30
+INTERVAL = 0.06
+"""The upstream's answer: 30 words, one every 60 ms (a model's pace), so a held answer is ~2 s of silence."""
+ANSWER = answer_of(WORDS)
+
+
+# -- processes ------------------------------------------------------------------------------
+
+
+@dataclass
+class Service:
+    """One server process listening on 127.0.0.1:`port`, its output in `root`/`name`.log."""
+
+    name: str
+    argv: Sequence[str]
+    port: int
+    root: Path
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: Path = ROOT
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def log_path(self) -> Path:
+        return self.root / f"{self.name}.log"
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def start(self, timeout: float = 20.0) -> Self:
+        self.root.mkdir(parents=True, exist_ok=True)
+        env = {**os.environ, "PYTHONPATH": str(ROOT), **self.env}
+        with self.log_path.open("wb") as log:
+            self.process = subprocess.Popen(self.argv, cwd=self.cwd, env=env, stdin=subprocess.DEVNULL,
+                                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+        try:
+            wait_listening(self.port, self.process, self.name, self.log, timeout)
+        except AssertionError as exc:
+            self.stop()
+            raise RuntimeError(str(exc)) from None
+        return self
+
+    def stop(self) -> None:
+        """SIGTERM to its process group (gunicorn's and Apache's workers too), SIGKILL when slow."""
+        if self.process is None or self.process.poll() is not None:
+            return
+        os.killpg(self.process.pid, signal.SIGTERM)
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(10)
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+        self.stop()
+
+
+PYTHON = sys.executable
+GUNICORN = str(Path(sys.executable).with_name("gunicorn"))
+APACHE = shutil.which("apache2") or "/usr/sbin/apache2"
+APACHE_MODULES = Path("/usr/lib/apache2/modules")
+HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"
+CADDY = shutil.which("caddy") or "/usr/bin/caddy"
+NODE = shutil.which("node") or "/usr/bin/node"
+
+
+def gunicorn(root: Path, app: str, llm_url: str) -> Service:
+    """gunicorn with its defaults (one sync worker, 30 s timeout) serving the WSGI `app`."""
+    port = free_port()
+    return Service("gunicorn", [GUNICORN, "-b", f"127.0.0.1:{port}", app], port, root, {"LLM_URL": llm_url})
+
+
+def flask_dev(root: Path, llm_url: str) -> Service:
+    """The tutorial app under Flask's dev server (Werkzeug, threaded)."""
+    port = free_port()
+    argv = [PYTHON, "-m", "tests.lab_apps.flask_proxy", str(port)]
+    return Service("werkzeug", argv, port, root, {"LLM_URL": llm_url})
+
+
+def express(root: Path, llm_url: str) -> Service:
+    """The Express app (tests/lab_apps/express) with the `compression` middleware."""
+    port = free_port()
+    return Service("express", [NODE, "app.js", str(port)], port, root, {"LLM_URL": llm_url}, cwd=EXPRESS)
+
+
+def django(root: Path, llm_url: str) -> Service:
+    """The Django app under gunicorn: `GZipMiddleware` on, a `StreamingHttpResponse` per route."""
+    service = gunicorn(root, "tests.lab_apps.django_app:application", llm_url)
+    service.name = "django"
+    return service
+
+
+APACHE_CONF = """\
+ServerRoot {root}
+Listen 127.0.0.1:{port}
+PidFile {root}/httpd.pid
+ErrorLog {root}/error.log
+LogLevel warn
+DefaultRuntimeDir {root}
+ServerName 127.0.0.1
+LoadModule mpm_event_module {modules}/mod_mpm_event.so
+LoadModule authz_core_module {modules}/mod_authz_core.so
+LoadModule proxy_module {modules}/mod_proxy.so
+LoadModule proxy_http_module {modules}/mod_proxy_http.so
+LoadModule filter_module {modules}/mod_filter.so
+LoadModule deflate_module {modules}/mod_deflate.so
+LoadModule env_module {modules}/mod_env.so
+LoadModule setenvif_module {modules}/mod_setenvif.so
+LoadModule headers_module {modules}/mod_headers.so
+{user}
+ProxyPass / http://127.0.0.1:{upstream}/
+ProxyPassReverse / http://127.0.0.1:{upstream}/
+{extra}
+"""
+APACHE_DEFLATE = "AddOutputFilterByType DEFLATE text/html text/plain text/xml text/css text/event-stream"
+"""mod_deflate on, with text/event-stream among the types (Debian's deflate.conf lists text/html,
+text/plain, text/xml, text/css, JavaScript and JSON, not event streams)."""
+APACHE_DEFLATE_FIX = APACHE_DEFLATE + "\nSetEnvIf Request_URI . no-gzip=1"
+"""The fix: `no-gzip` set, so mod_deflate leaves the response alone."""
+
+
+def apache(root: Path, upstream: int, extra: str = "") -> Service:
+    port = free_port()
+    user = "User www-data\nGroup www-data" if os.geteuid() == 0 else ""
+    conf = root / "httpd.conf"
+    root.mkdir(parents=True, exist_ok=True)
+    conf.write_text(APACHE_CONF.format(root=root, port=port, modules=APACHE_MODULES, user=user,
+                                       upstream=upstream, extra=extra))  # fmt: skip
+    return Service("apache", [APACHE, "-f", str(conf), "-DFOREGROUND"], port, root)
+
+
+HAPROXY_CONF = """\
+defaults
+    mode http
+    timeout connect 5s
+    timeout client 50s
+    timeout server 50s
+frontend lab
+    bind 127.0.0.1:{port}
+    default_backend app
+    {extra}
+backend app
+    server app 127.0.0.1:{upstream}
+"""
+"""The timeouts are those of Debian's /etc/haproxy/haproxy.cfg."""
+HAPROXY_COMPRESSION = "compression algo gzip\n    compression type text/html text/plain text/event-stream"
+
+
+def haproxy(root: Path, upstream: int, extra: str = "") -> Service:
+    port = free_port()
+    root.mkdir(parents=True, exist_ok=True)
+    conf = root / "haproxy.cfg"
+    conf.write_text(HAPROXY_CONF.format(port=port, upstream=upstream, extra=extra))
+    return Service("haproxy", [HAPROXY, "-f", str(conf), "-db"], port, root)
+
+
+CADDYFILE = """\
+{{
+    admin off
+    auto_https off
+}}
+http://127.0.0.1:{port} {{
+    {extra}
+    reverse_proxy 127.0.0.1:{upstream}
+}}
+"""
+CADDY_ENCODE = "encode gzip"
+CADDY_ENCODE_FIX = """encode gzip {
+        match {
+            header Content-Type text/html*
+            header Content-Type application/json*
+        }
+    }"""
+"""The fix: `encode` limited to the types worth compressing, event streams left out."""
+
+
+def caddy(root: Path, upstream: int, extra: str = "") -> Service:
+    port = free_port()
+    root.mkdir(parents=True, exist_ok=True)
+    conf = root / "Caddyfile"
+    conf.write_text(CADDYFILE.format(port=port, upstream=upstream, extra=extra))
+    env = {"HOME": str(root), "XDG_DATA_HOME": str(root / "data"), "XDG_CONFIG_HOME": str(root / "config")}
+    return Service("caddy", [CADDY, "run", "--config", str(conf), "--adapter", "caddyfile"], port, root, env)
+
+
+def nginx(root: Path, upstream: int, location: str = "") -> Service:
+    """nginx_lab's nginx, as a Service: `nginx.start()` there writes its config."""
+    server = Nginx(root, upstream, location=location)
+    server.port = free_port()
+    service = _NginxService("nginx", [], server.port, root)
+    service.nginx = server
+    return service
+
+
+@dataclass
+class _NginxService(Service):
+    nginx: Nginx | None = None
+
+    def start(self, timeout: float = 20.0) -> Self:
+        assert self.nginx is not None
+        self.nginx.start(timeout)
+        return self
+
+    def stop(self) -> None:
+        if self.nginx is not None:
+            self.nginx.stop()
+
+    def log(self) -> str:
+        return self.nginx.log() if self.nginx else ""
+
+
+# -- scenarios ------------------------------------------------------------------------------
+
+App = Callable[[Path, str], Service]
+Hop = Callable[[Path, int], Service]
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One chain: `app` (an app server) serving `path`, behind `hop` or nothing, and what truly
+    holds the stream, by construction."""
+
+    name: str
+    app: str
+    """A key of APP_SERVERS: "gunicorn", "werkzeug", "express", "django"."""
+    path: str
+    hop: str = ""
+    """A key of HOPS, or "" for none (the client talks to the app server)."""
+    buffered_by: str = ""
+    """What truly buffers, held or compresses the stream (a catalogue name), "" when nothing does."""
+    verdict: str = "OK"
+    """The verdict word `check_capture` should give."""
+    culprit: str | None = None
+    """`report.culprit.hop` expected: None when nothing held the stream."""
+    decided: bool = True
+    """Whether the evidence decides the culprit (`report.culprit.decided`)."""
+    candidates: tuple[str, ...] = ()
+    """When it does not: the hops `report.culprit.candidates` must list."""
+    what: str = ""
+    """One line for INDEX.md and the README."""
+
+
+APP_SERVERS: dict[str, App] = {
+    "gunicorn": lambda root, url: gunicorn(root, "tests.lab_apps.flask_proxy:app", url),
+    "werkzeug": flask_dev,
+    "express": express,
+    "django": django,
+}
+HOPS: dict[str, Hop] = {
+    "nginx": lambda root, up: nginx(root, up),
+    "nginx-buffering-off": lambda root, up: nginx(root, up, location="proxy_buffering off;"),
+    "apache": lambda root, up: apache(root, up),
+    "apache-deflate": lambda root, up: apache(root, up, APACHE_DEFLATE),
+    "apache-deflate-fix": lambda root, up: apache(root, up, APACHE_DEFLATE_FIX),
+    "haproxy": lambda root, up: haproxy(root, up),
+    "haproxy-compression": lambda root, up: haproxy(root, up, HAPROXY_COMPRESSION),
+    "caddy": lambda root, up: caddy(root, up),
+    "caddy-encode": lambda root, up: caddy(root, up, CADDY_ENCODE),
+    "caddy-encode-fix": lambda root, up: caddy(root, up, CADDY_ENCODE_FIX),
+}
+
+
+def _flask_scenarios() -> list[Scenario]:
+    """The tutorial app's five routes under each server, alone and behind nginx's defaults.
+
+    gunicorn's sync worker answers nginx's HTTP/1.0 request with a close-delimited body, which
+    nginx's default `proxy_buffering on` holds to the end (tests/test_nginx.py); Werkzeug answers
+    it chunked, which nginx passes on chunk by chunk. So behind nginx, gunicorn's good app is held
+    by nginx, and its bugs are held twice: by the app, then by nginx.
+    """
+    out = []
+    for server in ("gunicorn", "werkzeug"):
+        for hop in ("", "nginx"):
+            where = f"{server}-nginx" if hop else server
+            nginx_holds = hop == "nginx" and server == "gunicorn"
+            good = ("nginx", "BUFFERED", "nginx") if nginx_holds else ("", "OK", None)
+            # the whole answer in one event: only an application merges events into one
+            one_event = ("application+nginx" if nginx_holds else "application", "BUFFERED", "application")
+            many = ("application+nginx" if nginx_holds else "application", "BUFFERED", "application")
+            out += [
+                Scenario(f"flask-good-{where}", server, "/chat/good", hop, *good,
+                         what="the tutorial's fix: yield inside the loop"),
+                Scenario(f"flask-bug-string-{where}", server, "/chat/bug-string", hop, *one_event,
+                         what="the classic bug: the answer collected in a string, yielded once after the loop"),
+                Scenario(f"flask-bug-list-{where}", server, "/chat/bug-list", hop, *many,
+                         decided=not nginx_holds, candidates=("application", "nginx") if nginx_holds else (),
+                         what="the events collected in a list, yielded after the loop"),
+                Scenario(f"flask-json-good-{where}", server, "/chat/json-good", hop, *good,
+                         what='`{"content": delta}` JSON events, yielded as they come'),
+                Scenario(f"flask-json-bug-list-{where}", server, "/chat/json-bug-list", hop, *many,
+                         decided=not nginx_holds, candidates=("application", "nginx") if nginx_holds else (),
+                         what='`{"content": delta}` JSON events collected in a list, yielded after the loop'),
+            ]  # fmt: skip
+    out.append(Scenario("flask-good-gunicorn-nginx-off", "gunicorn", "/chat/good", "nginx-buffering-off",
+                        what="nginx's fix: `proxy_buffering off;`"))  # fmt: skip
+    return out
+
+
+OTHER_SCENARIOS: tuple[Scenario, ...] = (
+    Scenario("apache", "gunicorn", "/chat/good", "apache", what="Apache httpd mod_proxy, defaults, in front of the good app"),
+    Scenario("apache-deflate", "gunicorn", "/chat/good", "apache-deflate",
+             what="mod_deflate with text/event-stream among its types: gzip'd, flushed chunk by chunk"),
+    Scenario("apache-deflate-fix", "gunicorn", "/chat/good", "apache-deflate-fix",
+             what="mod_deflate's fix: `no-gzip` set for the stream"),
+    Scenario("haproxy", "gunicorn", "/chat/good", "haproxy", what="HAProxy, defaults, in front of the good app"),
+    Scenario("haproxy-compression", "gunicorn", "/chat/good", "haproxy-compression",
+             what="HAProxy `compression` with text/event-stream among its types: gzip'd, flushed chunk by chunk"),
+    Scenario("caddy", "gunicorn", "/chat/good", "caddy", what="Caddy `reverse_proxy`, defaults"),
+    Scenario("caddy-encode", "gunicorn", "/chat/good", "caddy-encode",
+             what="Caddy 2.6 `encode gzip` in front of `reverse_proxy`: left uncompressed, flushed per event"),
+    Scenario("caddy-encode-fix", "gunicorn", "/chat/good", "caddy-encode-fix",
+             what="`encode` limited to HTML and JSON: event streams left out"),
+    Scenario("express-write", "express", "/chat/write", "", "application", "BUFFERED", "application",
+             what="Express, `compression` middleware, one `res.write` per delta"),
+    Scenario("express-flush", "express", "/chat/flush", what="the middleware's fix: `res.flush()` after each write"),
+    Scenario("django-gzip", "django", "/chat/stream", "", "application", "BUFFERED", "application",
+             what="Django `StreamingHttpResponse` behind `GZipMiddleware`, under gunicorn"),
+    Scenario("django-identity", "django", "/chat/identity",
+             what="the fix: `Content-Encoding: identity` on the response"),
+)  # fmt: skip
+"""The other hops, each in front of an app that streams (defaults, the setting that buffers, its fix)."""
+
+SCENARIOS: tuple[Scenario, ...] = (*_flask_scenarios(), *OTHER_SCENARIOS)
+BY_NAME = {s.name: s for s in SCENARIOS}
+
+
+APP_SHOWS: dict[str, tuple[str, ...]] = {
+    "gunicorn": ("gunicorn",),  # Server: gunicorn
+    "werkzeug": ("werkzeug",),  # Server: Werkzeug/3.x Python/3.x
+    "express": ("express",),  # X-Powered-By: Express (no Server header)
+    "django": ("gunicorn",),  # Django adds no header that names it
+}
+"""The hops an app server's own headers show."""
+
+
+def hops_seen(scenario: Scenario) -> tuple[str, ...]:
+    """The catalogue names the client's response headers show, outermost first (as measured):
+    nginx replaces the app's `Server` with its own, Apache's mod_proxy and HAProxy pass it on and add
+    nothing (no `Via` by default), Caddy adds its own `Server` before the app's."""
+    app = APP_SHOWS[scenario.app]
+    hop = scenario.hop.split("-")[0]
+    if hop == "nginx":
+        return ("nginx",)
+    if hop == "caddy":
+        return ("caddy", *app)
+    return app
+
+
+def _python_module(name: str) -> bool:
+    return importlib.util.find_spec(name) is not None
+
+
+REQUIRES: dict[str, Callable[[], str | None]] = {
+    "gunicorn": lambda: None if Path(GUNICORN).exists() and _python_module("flask") else "gunicorn or flask missing",
+    "werkzeug": lambda: None if _python_module("flask") else "flask missing",
+    "express": lambda: None if (EXPRESS / "node_modules").is_dir() and shutil.which(NODE)
+    else "node or tests/lab_apps/express/node_modules missing (`npm ci` there)",
+    "django": lambda: None if Path(GUNICORN).exists() and _python_module("django") else "gunicorn or django missing",
+    "nginx": nginx_available,
+    "apache": lambda: None if os.path.exists(APACHE) else f"{APACHE} missing: Debian's apache2",
+    "haproxy": lambda: None if os.path.exists(HAPROXY) else f"{HAPROXY} missing: Debian's haproxy",
+    "caddy": lambda: None if os.path.exists(CADDY) else f"{CADDY} missing: Debian's caddy",
+}
+"""Per app server and hop: why it cannot run here, or None when it can (what the extra `test` and
+.ci/run install)."""
+
+
+def missing(scenario: Scenario) -> str | None:
+    """Why `scenario` cannot run here, or None."""
+    hop = scenario.hop.split("-")[0]
+    return REQUIRES[scenario.app]() or (REQUIRES[hop]() if hop else None)
+
+
+# -- recording ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """One request through a scenario's chain."""
+
+    scenario: Scenario
+    received: bytes
+    """The body as the client read it off the wire (still compressed when Content-Encoded)."""
+    error: str | None
+    client: Capture
+    """What the client saw (the mitmdump in front of the chain)."""
+    upstream: Capture
+    """What the app read from the upstream (the mitmdump between them): the two-point pair."""
+
+
+def _new_capture(proxy: Proxy, seen: set[Path], timeout: float = 15.0) -> Capture:
+    """The one capture file `proxy` wrote that is not in `seen`, once it holds its end line."""
+    deadline = time.monotonic() + timeout
+    while True:
+        new = [p for p in proxy.capture_files() if p not in seen]
+        if len(new) == 1:
+            capture = load_capture(new[0])
+            if capture.end is not None:
+                seen.add(new[0])
+                return capture
+        if len(new) > 1:
+            raise AssertionError(f"{proxy.mode}: more than one new capture: {new}")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{proxy.mode}: no finished capture after {timeout} s\n{proxy.log()}")
+        time.sleep(0.02)
+
+
+class Lab:
+    """The shared part of every chain (upstream, both mitmdumps) and the app servers and hops,
+    each started the first time a scenario needs it and stopped by `close()`."""
+
+    def __init__(self, root: Path, start_proxy: StartProxy) -> None:
+        self.root = root
+        script = Script.events(*openai_events(WORDS), interval=INTERVAL)
+        self.upstream = SSEServer({CHAT_PATH: script})
+        self.upstream_proxy = start_proxy(f"reverse:{self.upstream.url('')}", sse_capture_dir=str(root / "caps-up"))
+        self.client_proxy = start_proxy("regular", sse_capture_dir=str(root / "caps-client"))
+        self.services: dict[str, Service] = {}
+        self._seen_client: set[Path] = set()
+        self._seen_upstream: set[Path] = set()
+
+    def service(self, key: str, make: Callable[[Path], Service]) -> Service:
+        if key not in self.services:
+            self.services[key] = make(self.root / key).start()
+        return self.services[key]
+
+    def app(self, name: str) -> Service:
+        llm_url = self.upstream_proxy.url + CHAT_PATH
+        return self.service(name, lambda root: APP_SERVERS[name](root, llm_url))
+
+    def front(self, scenario: Scenario) -> Service:
+        """What the client talks to: the hop in front of the app server, or the app server."""
+        app = self.app(scenario.app)
+        if not scenario.hop:
+            return app
+        return self.service(f"{scenario.hop}-{scenario.app}", lambda root: HOPS[scenario.hop](root, app.port))
+
+    def record(self, scenario: Scenario) -> Recorded:
+        front = self.front(scenario)
+        received, error = post(self.client_proxy, front.url + scenario.path)
+        client = _new_capture(self.client_proxy, self._seen_client)
+        upstream = _new_capture(self.upstream_proxy, self._seen_upstream)
+        return Recorded(scenario, received, error, client, upstream)
+
+    def close(self) -> None:
+        for service in reversed(list(self.services.values())):
+            service.stop()
+        self.upstream.stop()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+
+def group(scenario: Scenario) -> str:
+    """Which of the labs `record_all` runs side by side records `scenario`: about as many requests
+    in each, and each app server in as few as can be."""
+    if scenario.app in ("express", "django"):
+        return "node-and-django"
+    if scenario.hop and not scenario.hop.startswith("nginx"):
+        return f"{scenario.app}-behind-hops"
+    return scenario.app
+
+
+def record_all(scenarios: Sequence[Scenario], home: Path) -> dict[str, Recorded]:
+    """Each scenario recorded once, by name: one lab per `group`, the labs side by side (each
+    request takes the upstream's ~2 s of pacing, nearly all of it waiting)."""
+    groups: dict[str, list[Scenario]] = {}
+    for scenario in scenarios:
+        groups.setdefault(group(scenario), []).append(scenario)
+
+    def record_group(name: str, members: list[Scenario]) -> list[Recorded]:
+        with mitmdumps(home / name / "mitmdumps") as start_proxy, Lab(home / name / "lab", start_proxy) as lab:
+            return [lab.record(s) for s in members]
+
+    with ThreadPoolExecutor(max_workers=len(groups) or 1) as pool:
+        futures = [pool.submit(record_group, name, members) for name, members in groups.items()]
+        return {r.scenario.name: r for future in futures for r in future.result()}
+
+
+# -- the recordings as files ----------------------------------------------------------------
+
+
+HOP_HEADERS = ("server", "via", "x-powered-by", "content-encoding", "content-length", "transfer-encoding", "vary")
+
+
+def describe(recorded: Recorded) -> str:
+    """What arrived at the client: headers that name hops, chunk count, first and last chunk times."""
+    c = recorded.client
+    headers = [f"{k}: {v}" for k, v in (c.response.headers if c.response else ()) if k.lower() in HOP_HEADERS]
+    times = [chunk.t for chunk in c.chunks if chunk.t is not None]
+    head_t = c.response.t if c.response else None
+    span = f"headers at {head_t:.3f} s, " if head_t is not None else ""
+    if times:
+        span += f"{len(times)} chunks from {times[0]:.3f} s to {times[-1]:.3f} s, {len(c.body)} bytes"
+    return f"{'; '.join(headers)} | {span}" + (f" | error: {recorded.error}" if recorded.error else "")
+
+
+def chain(s: Scenario) -> str:
+    hop = f"{s.hop} -> " if s.hop else ""
+    return f"client -> {hop}{s.app} -> upstream"
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) < 2:
+        print("usage: python -m tests.hop_lab FOLDER [--bundled] [SCENARIO ...]", file=sys.stderr)
+        return 2
+    out = Path(argv[1])
+    names = [a for a in argv[2:] if not a.startswith("--")]
+    bundled = "--bundled" in argv
+    scenarios = [BY_NAME[n] for n in names] if names else [s for s in SCENARIOS if s.name in BUNDLED or not bundled]
+    for scenario in scenarios:
+        if reason := missing(scenario):
+            print(f"{scenario.name}: {reason}", file=sys.stderr)
+            return 1
+    out.mkdir(parents=True, exist_ok=True)
+    lines = []
+    with tempfile.TemporaryDirectory() as tmp:
+        recorded = record_all(scenarios, Path(tmp))
+        for scenario in scenarios:
+            r = recorded[scenario.name]
+            name = f"lab-{scenario.name}" if bundled else scenario.name
+            assert r.client.path and r.upstream.path
+            shutil.copyfile(r.client.path, out / f"{name}.jsonl")
+            if not bundled or scenario.name in BUNDLED_PAIRS:
+                shutil.copyfile(r.upstream.path, out / f"{name}.upstream.jsonl")
+            lines.append(f"| `{name}` | {chain(scenario)} | {scenario.what} | {scenario.buffered_by or 'nothing'} "
+                         f"| {scenario.culprit or '-'} | {describe(r)} |")  # fmt: skip
+            print(out / f"{name}.jsonl", describe(r), flush=True)
+    if not bundled:
+        head = ("| file | chain | app / config | truly held by | culprit expected | what arrived at the client |\n"
+                "| --- | --- | --- | --- | --- | --- |\n")  # fmt: skip
+        (out / "INDEX.md").write_text(INDEX_INTRO + head + "\n".join(lines) + "\n" + INDEX_NOTES)
+    return 0
+
+
+INDEX_INTRO = f"""\
+# Hop lab recordings (tests/hop_lab.py)
+
+Each `<scenario>.jsonl` was recorded at the client (mitmdump, regular mode); each
+`<scenario>.upstream.jsonl` between the app and its upstream (mitmdump, reverse mode): a two-point pair.
+The upstream (tests/sse_server.py) sends an OpenAI chat stream: a role chunk, {WORDS} content chunks
+("w0 " ... "w{WORDS - 1} ") one every {int(INTERVAL * 1000)} ms, a finish chunk and `data: [DONE]`, chunked.
+The apps are in tests/lab_apps/; every app forwards `data: [DONE]`.
+
+"""
+
+INDEX_NOTES = """
+Measured (Debian 12: nginx 1.22, Apache 2.4, HAProxy 2.6, Caddy 2.6; gunicorn 23, Werkzeug 3.1,
+Express 4 + compression 1.8, Django 5), which the expectations above follow:
+
+- "truly held by" is by construction: `application` where the app's code holds the answer (the
+  Flask bugs) or its framework's compression middleware does (Express `compression` without
+  `res.flush()`, Django `GZipMiddleware`); a hop's name where that hop holds it.
+- gunicorn (sync worker) and Werkzeug send the response headers only with the first body bytes:
+  behind the app bugs, the headers arrive with the answer, ~1.9 s late. Django under gunicorn too
+  (its first request also loads Django: ~0.7 s).
+- gunicorn answers nginx's HTTP/1.0 request with a close-delimited body, which nginx's default
+  `proxy_buffering on` holds to the end (one chunk): the GOOD app behind nginx is held by nginx.
+  Werkzeug answers it chunked, and nginx passes the chunks on: the good app streams behind nginx.
+  The fix, `proxy_buffering off;`, streams the gunicorn app.
+- nginx replaces the app's `Server` header; Apache's mod_proxy and HAProxy pass the app's `Server:
+  gunicorn` on and add no `Via`: they are invisible. Caddy adds `Server: Caddy` before the app's.
+- Apache mod_deflate with text/event-stream among its types gzips the stream but flushes it chunk
+  by chunk (mod_proxy_http passes the backend's flushes on): not held. HAProxy's `compression`
+  likewise. Caddy 2.6's `encode gzip` leaves this stream uncompressed (reverse_proxy flushes event
+  streams at once, before `encode` has its 512-byte minimum): not held either.
+- Express `compression` (defaults; the app calls `res.flushHeaders()` first): headers at once, the
+  10-byte gzip header ~0.3 s later, every event at the end. `res.flush()` after each write streams.
+- Django `GZipMiddleware` on a `StreamingHttpResponse`: the gzip header, then every event at the end.
+  `Content-Encoding: identity` on the response makes the middleware leave it alone: streams.
+"""
+
+BUNDLED: tuple[str, ...] = ("flask-good-gunicorn", "flask-bug-string-gunicorn", "flask-good-gunicorn-nginx",
+                             "express-write")
+"""Kept in captures/ as lab-<name>.jsonl; those in BUNDLED_PAIRS with their upstream side too (a two-point pair)."""
+BUNDLED_PAIRS = ("flask-bug-string-gunicorn",)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
