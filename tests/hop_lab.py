@@ -548,7 +548,7 @@ def describe(recorded: Recorded) -> str:
     span = f"headers at {head_t:.3f} s, " if head_t is not None else ""
     if times:
         span += f"{len(times)} chunks from {times[0]:.3f} s to {times[-1]:.3f} s, {len(c.body)} bytes"
-    return f"{'; '.join(headers)} | {span}" + (f" | error: {recorded.error}" if recorded.error else "")
+    return f"{'; '.join(headers)}; {span}" + (f"; error: {recorded.error}" if recorded.error else "")
 
 
 def chain(s: Scenario) -> str:
@@ -601,8 +601,8 @@ The apps are in tests/lab_apps/; every app forwards `data: [DONE]`.
 """
 
 INDEX_NOTES = """
-Measured (Debian 12: nginx 1.22, Apache 2.4, HAProxy 2.6, Caddy 2.6; gunicorn 23, Werkzeug 3.1,
-Express 4 + compression 1.8, Django 5), which the expectations above follow:
+Measured (Debian 12: nginx 1.22, Apache 2.4, HAProxy 2.6, Caddy 2.6; gunicorn 27, Flask 3.1 (Werkzeug 3.1),
+Express 4.22 + compression 1.8, Django 5.2; Node 20), which the expectations above follow:
 
 - "truly held by" is by construction: `application` where the app's code holds the answer (the
   Flask bugs) or its framework's compression middleware does (Express `compression` without

@@ -16,14 +16,18 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("mitmproxy", reason="recording tests need mitmproxy (the [record] extra)")
 
+from click.testing import CliRunner  # noqa: E402
+
 from sse_inspect import Event, analyze  # noqa: E402
 from sse_inspect.checks import Report, check_capture  # noqa: E402
+from sse_inspect.cli import cli  # noqa: E402
 
 from .hop_lab import ANSWER, SCENARIOS, Recorded, Scenario, hops_seen, missing, record_all  # noqa: E402
 
@@ -32,6 +36,7 @@ pytestmark = pytest.mark.e2e
 NEEDS_CLAIM = "needs the claim branch (framing-agnostic reading: plain text ending in [DONE] is text)"
 NEEDS_TIMING = "needs the timing branch (a held answer judged in bytes and time, not only in event counts)"
 NEEDS_CULPRIT = "needs the culprit branch (Report.hops, Report.culprit)"
+NEEDS_TWO_POINT = "needs the two-point branch (diff --by timing aligned by the answer text across a re-framing hop)"
 
 TEXT_DATA = {s.name for s in SCENARIOS if "json" not in s.path}
 """The scenarios whose events carry plain text (all but the Flask app's JSON routes)."""
@@ -63,11 +68,12 @@ def recorded(request: pytest.FixtureRequest, recordings: dict[str, Recorded]) ->
     return recordings[scenario.name]
 
 
-def by_scenario(marks: dict[str, str] | None = None) -> list[object]:
-    """The scenarios as parameters of `recorded`, with an xfail where `marks` names the part that fixes it."""
+def by_scenario(marks: dict[str, str] | None = None, scenarios: list[Scenario] | None = None) -> list[object]:
+    """The scenarios (all by default) as parameters of `recorded`, with an xfail where `marks` names
+    the part that fixes it."""
     return [pytest.param(s, id=s.name, marks=[pytest.mark.xfail(strict=True, reason=marks[s.name])]
                          if marks and s.name in marks else [])
-            for s in SCENARIOS]  # fmt: skip
+            for s in (SCENARIOS if scenarios is None else scenarios)]  # fmt: skip
 
 
 def text_of(event: Event) -> str:
@@ -146,6 +152,29 @@ def test_culprit(recorded: Recorded) -> None:
     else:
         assert set(scenario.candidates) <= set(culprit.candidates), culprit
     assert culprit.fix
+
+
+FLASK = [s for s in SCENARIOS if s.name.startswith("flask-")]
+
+
+@pytest.mark.parametrize("recorded", by_scenario({s.name: NEEDS_TWO_POINT for s in FLASK}, FLASK), indirect=True)
+def test_two_point_diff_across_the_app(recorded: Recorded) -> None:
+    """The seed's app reads OpenAI JSON and writes plain text (or its own JSON): its events never
+    match the upstream's, so `diff --by timing` aligns the two sides by the answer text, and says so
+    (on main it matched the one `[DONE]` event and passed). The held apps (and nginx's hold) show
+    "held N characters"; a streaming app holds nothing, with half the
+    answer's pacing as the margin (a busy machine delays a token by 100 ms, never by that)."""
+    assert recorded.upstream.path and recorded.client.path
+    half_ms = str(int(upstream_last_token(recorded) * 1000 / 2))
+    result = CliRunner().invoke(cli, ["diff", "--by", "timing", "--hold-ms", half_ms,
+                                      recorded.upstream.path, recorded.client.path])  # fmt: skip
+    held = re.search(r"held (\d+) characters", result.output)
+    assert re.search(r"\btext\b", result.output), f"the diff should say it aligned by text:\n{result.output}"
+    if recorded.scenario.buffered_by:
+        assert result.exit_code == 1 and held, result.output
+        assert int(held.group(1)) >= len(ANSWER) // 2, result.output
+    else:
+        assert result.exit_code == 0 and not held, result.output
 
 
 def test_every_hop_of_the_lab_has_a_scenario_and_its_fix() -> None:
