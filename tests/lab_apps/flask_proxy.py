@@ -18,7 +18,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import requests
 from flask import Flask, Response
@@ -29,7 +30,8 @@ LLM_URL = os.environ.get("LLM_URL", "http://127.0.0.1:9/v1/chat/completions")
 
 def deltas() -> Iterator[str]:
     """The upstream's content deltas, each as soon as it arrives; "[DONE]" last when it was sent."""
-    payload = {"model": "lab-model", "messages": [{"role": "user", "content": "Count."}], "stream": True}
+    messages = [{"role": "user", "content": "Count."}]
+    payload: dict[str, Any] = {"model": "lab-model", "messages": messages, "stream": True}
     with requests.post(LLM_URL, json=payload, stream=True, timeout=60) as r:
         for line in r.iter_lines():
             decoded = line.decode("utf-8")
@@ -74,13 +76,15 @@ def chat_bug_string() -> Response:
     return Response(generate(), mimetype="text/event-stream")
 
 
+def collected(event: Callable[[str], str]) -> Iterator[str]:
+    """The list bug: every event built in the loop, all yielded after it."""
+    events = [event(d) for d in deltas()]
+    yield from events  # after the loop: every event at once
+
+
 @app.post("/chat/bug-list")
 def chat_bug_list() -> Response:
-    def generate() -> Iterator[str]:
-        events = [text_event(d) for d in deltas()]
-        yield from events  # after the loop: every event at once
-
-    return Response(generate(), mimetype="text/event-stream")
+    return Response(collected(text_event), mimetype="text/event-stream")
 
 
 @app.post("/chat/json-good")
@@ -90,11 +94,7 @@ def chat_json_good() -> Response:
 
 @app.post("/chat/json-bug-list")
 def chat_json_bug_list() -> Response:
-    def generate() -> Iterator[str]:
-        events = [json_event(d) for d in deltas()]
-        yield from events
-
-    return Response(generate(), mimetype="text/event-stream")
+    return Response(collected(json_event), mimetype="text/event-stream")
 
 
 if __name__ == "__main__":
