@@ -41,7 +41,7 @@ from sse_inspect import Capture, load_capture
 from .helpers import ROOT, free_port, wait_listening
 from .nginx_lab import CHAT_PATH, Nginx, answer_of, mitmdumps, nginx_available, openai_events, post
 from .recording_fixtures import Proxy, StartProxy
-from .sse_server import Script, SSEServer
+from .sse_server import Script, SSEServer, Write
 
 APPS = ROOT / "tests" / "lab_apps"
 EXPRESS = APPS / "express"
@@ -49,6 +49,36 @@ WORDS = 30
 INTERVAL = 0.06
 """The upstream's answer: 30 words, one every 60 ms (a model's pace), so a held answer is ~2 s of silence."""
 ANSWER = answer_of(WORDS)
+
+
+@dataclass(frozen=True)
+class Upstream:
+    """What the upstream answers at `path`: `words` content chunks, one every `interval` s, and
+    after the `pause_after`-th a silence of `pause` s (a model thinking, or calling a tool)."""
+
+    path: str = CHAT_PATH
+    words: int = WORDS
+    interval: float = INTERVAL
+    pause_after: int = 0
+    pause: float = 0.0
+
+    @property
+    def answer(self) -> str:
+        return answer_of(self.words)
+
+    def script(self) -> Script:
+        events = openai_events(self.words)
+        delays = [0.0] + [self.interval] * (len(events) - 1)
+        if self.pause:
+            delays[self.pause_after + 1] = self.pause  # events[0] is the role chunk
+        return Script([Write(e, delay=d) for e, d in zip(events, delays)])
+
+
+STEADY = Upstream()
+LONG = Upstream("/long" + CHAT_PATH, words=80)
+"""4.8 s of tokens: longer than a 1 s total limit can let through."""
+PAUSED = Upstream("/paused" + CHAT_PATH, words=10, pause_after=5, pause=2.5)
+"""Five tokens, 2.5 s of silence, five more: longer than a 1 s idle limit."""
 
 
 # -- processes ------------------------------------------------------------------------------
@@ -117,10 +147,11 @@ CADDY = shutil.which("caddy") or "/usr/bin/caddy"
 NODE = shutil.which("node") or "/usr/bin/node"
 
 
-def gunicorn(root: Path, app: str, llm_url: str) -> Service:
-    """gunicorn with its defaults (one sync worker, 30 s timeout) serving the WSGI `app`."""
+def gunicorn(root: Path, app: str, llm_url: str, *options: str) -> Service:
+    """gunicorn with its defaults (one sync worker, 30 s timeout) but `options`, serving the WSGI `app`."""
     port = free_port()
-    return Service("gunicorn", [GUNICORN, "-b", f"127.0.0.1:{port}", app], port, root, {"LLM_URL": llm_url})
+    argv = [GUNICORN, "-b", f"127.0.0.1:{port}", *options, app]
+    return Service("gunicorn", argv, port, root, {"LLM_URL": llm_url})
 
 
 def flask_dev(root: Path, llm_url: str) -> Service:
@@ -187,7 +218,7 @@ defaults
     mode http
     timeout connect 5s
     timeout client 50s
-    timeout server 50s
+    timeout server {server_timeout}
 frontend lab
     bind 127.0.0.1:{port}
     default_backend app
@@ -195,15 +226,15 @@ frontend lab
 backend app
     server app 127.0.0.1:{upstream}
 """
-"""The timeouts are those of Debian's /etc/haproxy/haproxy.cfg."""
+"""The timeouts are those of Debian's /etc/haproxy/haproxy.cfg (`timeout server` 50 s unless cut short)."""
 HAPROXY_COMPRESSION = "compression algo gzip\n    compression type text/html text/plain text/event-stream"
 
 
-def haproxy(root: Path, upstream: int, extra: str = "") -> Service:
+def haproxy(root: Path, upstream: int, extra: str = "", server_timeout: str = "50s") -> Service:
     port = free_port()
     root.mkdir(parents=True, exist_ok=True)
     conf = root / "haproxy.cfg"
-    conf.write_text(HAPROXY_CONF.format(port=port, upstream=upstream, extra=extra))
+    conf.write_text(HAPROXY_CONF.format(port=port, upstream=upstream, extra=extra, server_timeout=server_timeout))
     return Service("haproxy", [HAPROXY, "-f", str(conf), "-db"], port, root)
 
 
@@ -291,10 +322,14 @@ class Scenario:
     """When it does not: the hops `report.culprit.candidates` must list."""
     what: str = ""
     """One line for INDEX.md and the README."""
+    upstream: Upstream = STEADY
+    cut_by: str = ""
+    """What truly cut the stream short (a catalogue name), "" when it ended with `[DONE]`."""
 
 
 APP_SERVERS: dict[str, App] = {
     "gunicorn": lambda root, url: gunicorn(root, "tests.lab_apps.flask_proxy:app", url),
+    "gunicorn-timeout": lambda root, url: gunicorn(root, "tests.lab_apps.flask_proxy:app", url, "--timeout", "1"),
     "werkzeug": flask_dev,
     "express": express,
     "django": django,
@@ -307,6 +342,7 @@ HOPS: dict[str, Hop] = {
     "apache-deflate-fix": lambda root, up: apache(root, up, APACHE_DEFLATE_FIX),
     "haproxy": lambda root, up: haproxy(root, up),
     "haproxy-compression": lambda root, up: haproxy(root, up, HAPROXY_COMPRESSION),
+    "haproxy-timeout": lambda root, up: haproxy(root, up, server_timeout="1s"),
     "caddy": lambda root, up: caddy(root, up),
     "caddy-encode": lambda root, up: caddy(root, up, CADDY_ENCODE),
     "caddy-encode-fix": lambda root, up: caddy(root, up, CADDY_ENCODE_FIX),
@@ -375,6 +411,10 @@ OTHER_SCENARIOS: tuple[Scenario, ...] = (
              what="Django `StreamingHttpResponse` behind `GZipMiddleware`, under gunicorn"),
     Scenario("django-identity", "django", "/chat/identity",
              what="the fix: `Content-Encoding: identity` on the response"),
+    Scenario("gunicorn-timeout-cut", "gunicorn-timeout", "/chat/good", verdict="CUT", upstream=LONG, cut_by="gunicorn",
+             what="gunicorn `--timeout 1` (30 s by default): the sync worker is killed mid-stream, 80 tokens flowing"),
+    Scenario("haproxy-timeout-cut", "gunicorn", "/chat/good", "haproxy-timeout", verdict="CUT", upstream=PAUSED,
+             cut_by="haproxy", what="HAProxy `timeout server 1s` (50 s in Debian's config): cut in a 2.5 s pause"),
 )  # fmt: skip
 """The other hops, each in front of an app that streams (defaults, the setting that buffers, its fix)."""
 
@@ -387,6 +427,7 @@ APP_SHOWS: dict[str, tuple[str, ...]] = {
     "werkzeug": ("werkzeug",),  # Server: Werkzeug/3.x Python/3.x
     "express": ("express",),  # X-Powered-By: Express (no Server header)
     "django": ("gunicorn",),  # Django adds no header that names it
+    "gunicorn-timeout": ("gunicorn",),
 }
 """The hops an app server's own headers show."""
 
@@ -410,6 +451,7 @@ def _python_module(name: str) -> bool:
 
 REQUIRES: dict[str, Callable[[], str | None]] = {
     "gunicorn": lambda: None if Path(GUNICORN).exists() and _python_module("flask") else "gunicorn or flask missing",
+    "gunicorn-timeout": lambda: REQUIRES["gunicorn"](),
     "werkzeug": lambda: None if _python_module("flask") else "flask missing",
     "express": lambda: None if (EXPRESS / "node_modules").is_dir() and shutil.which(NODE)
     else "node or tests/lab_apps/express/node_modules missing (`npm ci` there)",
@@ -469,8 +511,7 @@ class Lab:
 
     def __init__(self, root: Path, start_proxy: StartProxy) -> None:
         self.root = root
-        script = Script.events(*openai_events(WORDS), interval=INTERVAL)
-        self.upstream = SSEServer({CHAT_PATH: script})
+        self.upstream = SSEServer({u.path: u.script() for u in (STEADY, LONG, PAUSED)})
         self.upstream_proxy = start_proxy(f"reverse:{self.upstream.url('')}", sse_capture_dir=str(root / "caps-up"))
         self.client_proxy = start_proxy("regular", sse_capture_dir=str(root / "caps-client"))
         self.services: dict[str, Service] = {}
@@ -482,16 +523,18 @@ class Lab:
             self.services[key] = make(self.root / key).start()
         return self.services[key]
 
-    def app(self, name: str) -> Service:
-        llm_url = self.upstream_proxy.url + CHAT_PATH
-        return self.service(name, lambda root: APP_SERVERS[name](root, llm_url))
+    def app(self, name: str, upstream: Upstream) -> Service:
+        """The app server `name`, reading `upstream` (one server per pair)."""
+        key = name if upstream == STEADY else f"{name}{upstream.path.replace('/', '-')}"
+        llm_url = self.upstream_proxy.url + upstream.path
+        return self.service(key, lambda root: APP_SERVERS[name](root, llm_url))
 
     def front(self, scenario: Scenario) -> Service:
         """What the client talks to: the hop in front of the app server, or the app server."""
-        app = self.app(scenario.app)
+        app = self.app(scenario.app, scenario.upstream)
         if not scenario.hop:
             return app
-        return self.service(f"{scenario.hop}-{scenario.app}", lambda root: HOPS[scenario.hop](root, app.port))
+        return self.service(f"{scenario.hop}-{app.root.name}", lambda root: HOPS[scenario.hop](root, app.port))
 
     def record(self, scenario: Scenario) -> Recorded:
         front = self.front(scenario)
@@ -515,8 +558,8 @@ class Lab:
 def group(scenario: Scenario) -> str:
     """Which of the labs `record_all` runs side by side records `scenario`: about as many requests
     in each, and each app server in as few as can be."""
-    if scenario.app in ("express", "django"):
-        return "node-and-django"
+    if scenario.app in ("express", "django") or scenario.cut_by:
+        return "others"
     if scenario.hop and not scenario.hop.startswith("nginx"):
         return f"{scenario.app}-behind-hops"
     return scenario.app
@@ -606,7 +649,8 @@ INDEX_INTRO = f"""\
 Each `<scenario>.jsonl` was recorded at the client (mitmdump, regular mode); each
 `<scenario>.upstream.jsonl` between the app and its upstream (mitmdump, reverse mode): a two-point pair.
 The upstream (tests/sse_server.py) sends an OpenAI chat stream: a role chunk, {WORDS} content chunks
-("w0 " ... "w{WORDS - 1} ") one every {int(INTERVAL * 1000)} ms, a finish chunk and `data: [DONE]`, chunked.
+("w0 " ... "w{WORDS - 1} ") one every {int(INTERVAL * 1000)} ms, a finish chunk and `data: [DONE]`, chunked
+(the cut scenarios read {LONG.words} tokens, or {PAUSED.pause_after} tokens, a {PAUSED.pause} s pause and {PAUSED.words - PAUSED.pause_after} more).
 The apps are in tests/lab_apps/; every app forwards `data: [DONE]`.
 
 """
@@ -635,6 +679,11 @@ Express 4.22 + compression 1.8, Django 5.2; Node 20), which the expectations abo
   10-byte gzip header ~0.3 s later, every event at the end. `res.flush()` after each write streams.
 - Django `GZipMiddleware` on a `StreamingHttpResponse`: the gzip header, then every event at the end.
   `Content-Encoding: identity` on the response makes the middleware leave it alone: streams.
+- Cuts, at 1 s limits (the defaults, 30 s and 50 s, are too long for a test): gunicorn `--timeout 1`
+  kills its sync worker ~1.3 s into a stream whose tokens are still flowing (a total limit: the
+  worker does not report in while it streams); HAProxy `timeout server 1s` closes the stream in the
+  upstream's 2.5 s pause. Both end the client's chunked body without its terminator, after a part
+  of the answer and no `[DONE]`.
 """
 
 BUNDLED: tuple[str, ...] = ("flask-good-gunicorn", "flask-bug-string-gunicorn", "flask-good-gunicorn-nginx",
