@@ -39,7 +39,8 @@ from typing import Self
 from sse_inspect import Capture, load_capture
 
 from .helpers import ROOT, free_port, wait_listening
-from .nginx_lab import CHAT_PATH, Nginx, answer_of, mitmdumps, nginx_available, openai_events, post
+from .nginx_lab import CHAT_PATH, NGINX, answer_of, mitmdumps, nginx_available, openai_events, post
+from .nginx_lab import CONF as NGINX_CONF
 from .recording_fixtures import Proxy, StartProxy
 from .sse_server import Script, SSEServer, Write
 
@@ -268,29 +269,13 @@ def caddy(root: Path, upstream: int, extra: str = "") -> Service:
 
 
 def nginx(root: Path, upstream: int, location: str = "") -> Service:
-    """nginx_lab's nginx, as a Service: `nginx.start()` there writes its config."""
-    server = Nginx(root, upstream, location=location)
-    server.port = free_port()
-    service = _NginxService("nginx", [], server.port, root)
-    service.nginx = server
-    return service
-
-
-@dataclass
-class _NginxService(Service):
-    nginx: Nginx | None = None
-
-    def start(self, timeout: float = 20.0) -> Self:
-        assert self.nginx is not None
-        self.nginx.start(timeout)
-        return self
-
-    def stop(self) -> None:
-        if self.nginx is not None:
-            self.nginx.stop()
-
-    def log(self) -> str:
-        return self.nginx.log() if self.nginx else ""
+    """nginx with nginx_lab's config (defaults but its paths), `location` inside `location /`."""
+    port = free_port()
+    (root / "tmp").mkdir(parents=True, exist_ok=True)
+    user = "user root;" if os.geteuid() == 0 else ""
+    conf = root / "nginx.conf"
+    conf.write_text(NGINX_CONF.format(root=root, user=user, http="", port=port, upstream=upstream, location=location))
+    return Service("nginx", [NGINX, "-p", str(root), "-c", str(conf), "-g", "daemon off;"], port, root)
 
 
 # -- scenarios ------------------------------------------------------------------------------
