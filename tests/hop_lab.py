@@ -29,8 +29,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -296,7 +296,7 @@ class Scenario:
     hop: str = ""
     """A key of HOPS, or "" for none (the client talks to the app server)."""
     buffered_by: str = ""
-    """What truly buffers, held or compresses the stream (a catalogue name), "" when nothing does."""
+    """What truly holds the stream ("application", a catalogue name, or both joined by "+"), "" when nothing does."""
     verdict: str = "OK"
     """The verdict word `check_capture` should give."""
     culprit: str | None = None
