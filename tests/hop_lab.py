@@ -635,7 +635,8 @@ Each `<scenario>.jsonl` was recorded at the client (mitmdump, regular mode); eac
 `<scenario>.upstream.jsonl` between the app and its upstream (mitmdump, reverse mode): a two-point pair.
 The upstream (tests/sse_server.py) sends an OpenAI chat stream: a role chunk, {WORDS} content chunks
 ("w0 " ... "w{WORDS - 1} ") one every {int(INTERVAL * 1000)} ms, a finish chunk and `data: [DONE]`, chunked
-(the cut scenarios read {LONG.words} tokens, or {PAUSED.pause_after} tokens, a {PAUSED.pause} s pause and {PAUSED.words - PAUSED.pause_after} more).
+(the cut scenarios read {LONG.words} tokens, or {PAUSED.pause_after} tokens, a {PAUSED.pause} s pause and
+{PAUSED.words - PAUSED.pause_after} more).
 The apps are in tests/lab_apps/; every app forwards `data: [DONE]`.
 
 """
