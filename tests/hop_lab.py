@@ -584,7 +584,13 @@ def describe(recorded: Recorded) -> str:
     return f"{'; '.join(headers)}; {span}" + (f"; error: {recorded.error}" if recorded.error else "")
 
 
+def truly_held(s: Scenario) -> str:
+    return s.buffered_by or (f"cut by {s.cut_by} (a 1 s limit)" if s.cut_by else "nothing")
+
+
 def expected_culprit(s: Scenario) -> str:
+    if s.cut_by:
+        return "not asserted"
     if s.culprit is None:
         return "none"
     return s.culprit if s.decided else f"not decided: one of {', '.join(s.candidates)}"
@@ -618,7 +624,7 @@ def main(argv: list[str]) -> int:
             shutil.copyfile(r.client.path, out / f"{name}.jsonl")
             if not bundled or scenario.name in BUNDLED_PAIRS:
                 shutil.copyfile(r.upstream.path, out / f"{name}.upstream.jsonl")
-            lines.append(f"| `{name}` | {chain(scenario)} | {scenario.what} | {scenario.buffered_by or 'nothing'} "
+            lines.append(f"| `{name}` | {chain(scenario)} | {scenario.what} | {truly_held(scenario)} "
                          f"| {expected_culprit(scenario)} | {describe(r)} |")  # fmt: skip
             print(out / f"{name}.jsonl", describe(r), flush=True)
     if not bundled:
