@@ -123,7 +123,7 @@ def test_a_cut_stream_gets_part_of_the_answer_and_no_end_marker(recorded: Record
     assert all(e.data != "[DONE]" for e in analyze(recorded.client).events)
 
 
-@pytest.mark.parametrize("recorded", by_scenario(), indirect=True)
+@pytest.mark.parametrize("recorded", by_scenario(scenarios=UNCUT), indirect=True)
 def test_a_held_stream_reaches_the_client_only_after_the_last_token(recorded: Recorded) -> None:
     """Both captures' times count from their own request, and the app sends its request upstream
     only after the client's reached it: so a client time before the upstream's last token is surely
