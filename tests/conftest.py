@@ -1,7 +1,7 @@
 """Fixtures shared by the test modules; pytester for the plugin's own tests; the `e2e` marker.
 
-A test that starts a real process (mitmdump, nginx, Chromium, curl, a subprocess `sse-inspect serve`
-or `record`) is marked `e2e`, so that `pytest -m "not e2e"` is a fast inner loop:
+A test that starts a real process (mitmdump, nginx, the hop lab's servers, Chromium, curl, a
+subprocess `sse-inspect serve` or `record`) is marked `e2e`, so that `pytest -m "not e2e"` is a fast inner loop:
 - a test that uses one of `E2E_FIXTURES` gets the marker here, at collection: new tests that start
   mitmdump through `start_proxy` need nothing more;
 - a test that starts such a process itself carries the marker in its module (`pytest.mark.e2e`);
@@ -34,8 +34,9 @@ E2E_FIXTURES = frozenset({"start_proxy", "start_record", "chromium", "nginx_runs
 """Fixtures that start real processes (or servers: uvicorn for `gzip_app`)."""
 
 REAL_PROGRAMS = frozenset(
-    {"mitmdump", "mitmproxy", "mitmweb", "nginx", "chromium", "chromium-browser", "curl", "uvicorn"}
-)
+    {"mitmdump", "mitmproxy", "mitmweb", "nginx", "chromium", "chromium-browser", "curl", "uvicorn",
+     "gunicorn", "apache2", "haproxy", "caddy", "node"}  # the last five: the hop lab (tests/hop_lab.py)
+)  # fmt: skip
 SERVING_COMMANDS = frozenset({"serve", "record"})
 """`sse-inspect` commands that run a server (record: mitmproxy inside)."""
 

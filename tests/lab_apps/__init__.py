@@ -1,0 +1,1 @@
+"""The apps the hop lab (tests/hop_lab.py) runs behind real servers and proxies."""
