@@ -62,6 +62,7 @@ VERDICTS = (
     ("idle-timeout-cut", "CUT"),
     ("total-timeout-cut", "CUT"),
     ("missing-end-marker", "CUT"),
+    ("connection-cut", "CUT"),
     ("invalid-json", "BROKEN"),
     ("long-silence", "AT RISK"),
     ("headers-held", "AT RISK"),

@@ -101,6 +101,10 @@ CODES: dict[str, Code] = _codes(
     Code("missing-end-marker", _E, "lifecycle",
          "a client cannot tell a finished answer from a cut one: find the hop that closed the connection "
          "(timeouts, a crashed worker) or the recorder or gateway that dropped the marker"),
+    Code("connection-cut", _E, "lifecycle",
+         "the connection ended otherwise than cleanly, and the stream has no end marker a client could check "
+         "(an app's text stream without `data: [DONE]`): find the hop that closed it (a timeout, a crashed "
+         "worker), and end the stream with a marker so that clients can tell a cut from an answer"),
     Code("data-after-end", _W, "lifecycle", "clients stop reading at the end marker and never see these events"),
     Code("duplicate-end-marker", _W, "lifecycle", "a gateway or proxy added a second end marker; clients stop at the first"),
     Code("done-not-json", _I, "lifecycle",

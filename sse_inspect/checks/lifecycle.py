@@ -7,7 +7,7 @@ from typing import ClassVar
 
 from .._capture import Chunk
 from .._events import Event
-from .._outcome import ADVICE, Audience, say
+from .._outcome import ADVICE, Audience, State, say
 from ..dialects import DONE, KEPT, PLAIN_PAYLOADS, EventFlags
 from ._check import Check, Context, Need
 from ._model import Finding, Severity, Thresholds
@@ -97,6 +97,10 @@ class LifecycleCheck(Check):
 
         if a.outcome.end_marker_missing:
             yield self._missing_marker(ctx)
+        elif a.outcome.state is State.CUT and a.outcome.connection_cut:
+            # No marker was promised (an app's text stream without `[DONE]`, a generic one), but the
+            # connection ended otherwise than cleanly: the client saw a cut, whatever the grammar.
+            yield self._cut(ctx)
 
         if ans.end_markers > 1 and len(self.markers) > 1:
             second = self.markers[1]
@@ -144,6 +148,24 @@ class LifecycleCheck(Check):
             event_index=last.index if last else None,
             evidence=EndMissing(end.kind if end else None, ans.finish_reason),
             advice=advice,
+        )
+
+    def _cut(self, ctx: Context) -> Finding:
+        """`connection-cut`: a stream whose grammar promised no end marker, ended by a cut connection."""
+        a = ctx.analysis
+        end = ctx.capture.end
+        assert end is not None  # a connection cut is an end line's
+        how = say(a.outcome.cause, Audience.FINDING, end)
+        marker = ctx.dialect.end_marker
+        promised = (f"it may end with {marker} or not, and did not" if marker else "it has no end marker")
+        last = self.last
+        return self.found(
+            "connection-cut",
+            f"the connection ended after {_events(a.timing.events)} without the stream's end ({promised}): {how}",
+            t=end.t,
+            event_index=last.index if last else None,
+            evidence=EndMissing(end.kind, a.answer.finish_reason),
+            advice=ADVICE.get(a.outcome.cause),
         )
 
     def _sentinels(self, dialect: str, sends_done: bool, plain: bool) -> Iterator[Finding]:

@@ -42,7 +42,7 @@ def test_the_goldens_cover_every_code_and_json_shape() -> None:
     found = {
         f["code"]
         for e in GOLDEN
-        if e["args"][:2] == ["check", "--json"]
+        if e["args"][:2] == ["check", "--json"] and not e["stdout"].startswith("sha256:")  # a big one is kept as its hash
         for c in json.loads(e["stdout"])["captures"]
         for f in c.get("findings", [])
     }

@@ -70,6 +70,9 @@ def test_one_outcome_read_alike_everywhere(
     # the checks: a missing marker is reported exactly when the outcome says it is missing
     missing = [f for f in report.findings if f.code == "missing-end-marker"]
     assert bool(missing) == o.end_marker_missing == (state == "no-end-marker" or name == "anthropic-error")
+    # a cut connection is reported on its own where no marker could tell it (not for a missing recording's end)
+    cut = [f for f in report.findings if f.code == "connection-cut"]
+    assert bool(cut) == (state == "cut" and o.connection_cut)
     # the terminal view's outcome line opens with the outcome's words (none for a dialect without a marker)
     out = io.StringIO()
     Console(file=out, width=200).print(outcome_line(report.analysis))
