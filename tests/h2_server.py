@@ -13,6 +13,7 @@ from __future__ import annotations
 import socket
 import ssl
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
@@ -104,6 +105,23 @@ class H2Server:
                         h2conn.send_data(event.stream_id, write)
                     if self.cut:
                         conn.sendall(h2conn.data_to_send())
+                        self._close_gracefully(conn)
                         return
                     h2conn.send_data(event.stream_id, b"", end_stream=True)
             conn.sendall(h2conn.data_to_send())
+
+    def _close_gracefully(self, conn: ssl.SSLSocket) -> None:
+        """End the connection with a FIN, not a RST: closing a socket whose receive buffer still holds
+        bytes (the client's SETTINGS ack, a WINDOW_UPDATE) sends a RST, and a RST makes the peer's kernel
+        drop what it has not yet read, the response among it, when the peer is slow (a busy machine).
+        So: no more writes, then read (and drop) until the peer closes, or the I/O timeout."""
+        conn.shutdown(socket.SHUT_WR)
+        deadline = time.monotonic() + self.io_timeout
+        while time.monotonic() < deadline:
+            try:
+                if not conn.recv(65536):
+                    return
+            except TimeoutError:
+                continue
+            except (OSError, ssl.SSLError):
+                return
