@@ -337,8 +337,8 @@ def blame(f: Finding, hops: Sequence[Hop], findings: Sequence[Finding] = ()) -> 
 def _buffering(f: Finding, between: list[str], server: str | None, compressed: bool) -> Culprit:
     ev = f.evidence
     if isinstance(ev, SingleFlush) and ev.events == 1:
-        why = (f"one event held the whole answer after {ev.held_s:.1f} s: the app sent it in one write "
-               "(a hop holds bytes, it never merges events into one)")  # fmt: skip
+        why = (f"one event held the whole answer after {ev.held_s:.1f} s, so the app sent it in one write: "
+               "a hop holds bytes, it never merges events into one")  # fmt: skip
         return Culprit(APPLICATION, True, (APPLICATION,), why, _fix(APPLICATION, "buffering", server))
     size = ev.size if isinstance(ev, FixedSizeFlush) else None
     if size in _PAGE_SLICES and "nginx" in between:
