@@ -55,9 +55,10 @@ class Context:
 
     @property
     def timed(self) -> bool:
-        """Whether arrival times can be trusted: a timed capture of at least one chunk."""
-        timing = self.analysis.timing
-        return timing.timed and timing.chunks > 0
+        """Whether arrival times can be trusted: a timed capture whose every chunk is timed. A capture of no
+        chunk is timed too when its source kept times (its headers' and its end's say how long nothing came:
+        a hop's idle limit cuts a stream before its first byte as well); what needs a chunk says so itself."""
+        return self.analysis.timing.timed
 
     @property
     def http_ok(self) -> bool:

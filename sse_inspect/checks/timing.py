@@ -68,6 +68,17 @@ class _Gathering:
 
 
 @dataclass(slots=True)
+class _Lead:
+    """The answer's first arrivals: the chunks within `burst_span_ms` of the first one that carried text, and
+    the silence before the release it came in."""
+
+    t: float
+    silence: float
+    bytes: int
+    text_events: int
+
+
+@dataclass(slots=True)
 class _Flushes:
     """The releases on the wire made of chunks of one size (>= 1 KiB): their chunks, how many of
     those were cut inside an event, and when the first began."""
@@ -91,12 +102,14 @@ class TimingCheck(Check):
         super().__init__(thresholds)
         th = self.th = thresholds
         self.window = th.burst_window_ms / 1000
+        self.span = th.burst_span_ms / 1000
         self.long_silence = th.long_silence_s
         # releases
         self.gathering: _Gathering | None = None
         self.releases = 0
         self.biggest: ChunkRelease | None = None
         self.candidates: list[tuple[ChunkRelease, bool]] = []  # (release, is the first)
+        self.lead: _Lead | None = None
         self.parsed_bytes = 0
         # text events: their count, first and last time, and the longest gap between two
         self.texts = 0
@@ -138,11 +151,18 @@ class TimingCheck(Check):
             g.chunks += 1
             g.bytes += size
             g.text_events += text_events
-            return
-        if g is not None:
-            self._released(g)
-        silence = max(t - (g.t1 if g is not None else 0.0), 0.0)
-        self.gathering = _Gathering(t, t, silence, 1, size, text_events)
+        else:
+            if g is not None:
+                self._released(g)
+            silence = max(t - (g.t1 if g is not None else 0.0), 0.0)
+            g = self.gathering = _Gathering(t, t, silence, 1, size, text_events)
+        lead = self.lead
+        if lead is None:
+            if text_events:
+                self.lead = _Lead(t, g.silence, size, text_events)
+        elif t - lead.t <= self.span:
+            lead.bytes += size
+            lead.text_events += text_events
 
     def _released(self, g: _Gathering) -> None:
         th = self.th
@@ -207,6 +227,10 @@ class TimingCheck(Check):
     def skips(self, ctx: Context) -> Iterator[Skipped]:
         """The buffering of an answer is judged on the events that carried it: with none, it cannot be.
         (A stream of no event at all says so in its verdict, EMPTY, or in the framing error that explains it.)"""
+        if self.first_wire is None:
+            yield Skipped(("buffering-burst", "single-flush", "fixed-size-flush", "headers-held"),
+                          "no body byte arrived, so nothing was released to time")  # fmt: skip
+            return
         events = ctx.analysis.timing.events
         if events and not self.texts:
             yield Skipped(("buffering-burst", "single-flush"), f"none of the {events} events carried output that "
@@ -228,27 +252,47 @@ class TimingCheck(Check):
         from a held one, so it is not flagged)."""
         th = self.th
         total, biggest = self.texts, self.biggest
-        if (not total or biggest is None or biggest.span > th.burst_span_ms / 1000
-                or biggest.silence < th.burst_min_silence_ms / 1000):  # fmt: skip
+        if not total or biggest is None:
             return
-        when = f"at t={biggest.t:.3f} s, after {biggest.silence:.3f} s of silence"
-        chars = None
-        if total >= th.burst_min_events:
-            share = th.single_flush_share
-            if biggest.text_events < share * total or biggest.bytes < share * self.parsed_bytes:
-                return
-            message = (f"{biggest.text_events} of {total} text events ({biggest.bytes} of {self.parsed_bytes} "
-                       f"bytes) arrived at once {when}")  # fmt: skip
-        else:
-            chars = output_chars(ctx.analysis.answer)
-            if biggest.text_events < total or chars < th.single_flush_min_chars * total:
-                return
-            events = "one text event" if total == 1 else f"{total} text events at once"
-            message = (f"the whole answer ({chars} characters) came in {events} {when}: "
-                       f"{chars // total} characters an event, more than a model streams in one")  # fmt: skip
+        if total < th.burst_min_events:
+            yield from self._few_big_events(ctx)
+            return
+        if biggest.span > self.span or biggest.silence < th.burst_min_silence_ms / 1000:
+            return
+        share = th.single_flush_share
+        if biggest.text_events < share * total or biggest.bytes < share * self.parsed_bytes:
+            return
+        message = (f"{biggest.text_events} of {total} text events ({biggest.bytes} of {self.parsed_bytes} "
+                   f"bytes) arrived at once at t={biggest.t:.3f} s, after {biggest.silence:.3f} s of silence")
         yield self.found("single-flush", message, t=biggest.t,
                          evidence=SingleFlush(biggest.text_events, biggest.bytes, round(biggest.silence, 6),
-                                              biggest.t, chars))  # fmt: skip
+                                              biggest.t, None))  # fmt: skip
+
+    def _few_big_events(self, ctx: Context) -> Iterator[Finding]:
+        """An answer of fewer than `burst_min_events` text events, all within `burst_span_ms` of the first
+        after a silence (in one write or in a few: a hop or an event loop may write a held list in several),
+        each holding on average `single_flush_min_chars` of output or more. Not for a dialect whose own
+        servers send batches (`Dialect.sends_batches`): a Gemini answer whole in one chunk is its shape."""
+        th, total, lead = self.th, self.texts, self.lead
+        if ctx.dialect.sends_batches or lead is None or lead.text_events < total:
+            return
+        if lead.silence < th.burst_min_silence_ms / 1000:
+            return
+        chars = output_chars(ctx.analysis.answer)
+        if chars < th.single_flush_min_chars * total:
+            return
+        spread = self.last_text - self.first_text
+        if total == 1:
+            events = "one text event"
+        elif spread <= self.window:
+            events = f"{total} text events at once"
+        else:
+            events = f"{total} text events within {spread * 1000:.0f} ms"
+        message = (f"the whole answer ({chars} characters) came in {events} at t={lead.t:.3f} s, after "
+                   f"{lead.silence:.3f} s of silence: {chars // total} characters an event, more than a model "
+                   "streams in one")  # fmt: skip
+        yield self.found("single-flush", message, t=lead.t,
+                         evidence=SingleFlush(lead.text_events, lead.bytes, round(lead.silence, 6), lead.t, chars))
 
     def _bursts(self) -> Iterator[Finding]:
         th = self.th
@@ -334,14 +378,15 @@ class TimingCheck(Check):
         """A stream a hop may have cut, against the hops' known limits: its final silence against the
         idle limits, else its whole duration (from the request) against the total limits."""
         th = self.th
-        last = ctx.analysis.timing.end_silence  # the silence up to the end, as the timing counts it
+        last = self._final_silence(ctx)
         if last is None or not hop_may_have_cut(ctx.analysis.outcome):
             return None
         t0, t1 = last
         idle = match_limit(t1 - t0, IDLE_LIMITS, th.timeout_tolerance_s)
         if idle is not None:
+            since = " since the response headers" if self.first_wire is None and t0 > 0 else ""
             return self.found("idle-timeout-cut", f"the stream was cut before its end after {t1 - t0:.2f} s without "
-                              f"a byte (t={t0:.1f} to {t1:.1f} s), the idle limit of {idle.words()}", t=t1,
+                              f"a byte{since} (t={t0:.1f} to {t1:.1f} s), the idle limit of {idle.words()}", t=t1,
                               evidence=TimeoutCut(round(t1 - t0, 6), idle.limit_s, idle.hops))  # fmt: skip
         total = match_limit(t1, TOTAL_LIMITS, th.timeout_tolerance_s)
         if total is not None:
@@ -350,12 +395,23 @@ class TimingCheck(Check):
                               evidence=TimeoutCut(round(t1, 6), total.limit_s, total.hops))  # fmt: skip
         return None
 
+    def _final_silence(self, ctx: Context) -> tuple[float, float] | None:
+        """The silence up to the end, (from, to), when the recording knows when the stream ended: since the
+        last body byte; with no body byte, since the response headers when their time is known (a hop's idle
+        timer counts from its last read from upstream, and the headers were one: nginx's `proxy_read_timeout`,
+        an ALB's idle timeout), else since the request."""
+        last = ctx.analysis.timing.end_silence
+        response = ctx.capture.response
+        if last is None or self.first_wire is not None or response is None or response.t is None:
+            return last
+        return (max(last[0], min(response.t, last[1])), last[1])
+
     def _silences(self, ctx: Context, *, with_last: bool) -> Iterator[Finding]:
         """The silences longer than `long_silence_s`; the one before the end only `with_last` (not when it
         was an idle timeout's: then it cut the stream)."""
         th = self.th
         gaps = [(t0, t1, False) for t0, t1 in self.silences]
-        last = ctx.analysis.timing.end_silence  # the silence up to the end, as the timing counts it
+        last = self._final_silence(ctx)
         if with_last and last is not None and last[1] - last[0] > th.long_silence_s:
             gaps.append((*last, True))
         cut = ctx.analysis.outcome.connection_cut

@@ -238,6 +238,10 @@ class Dialect(ABC):
     "end marker" is a field of an ordinary event, as Gemini's `finishReason`, or there is none).
     What the client reads after it is the reader's `stops_at_end`; a reader that stops at the end
     marker needs this True, or the events it leaves out are lost without a finding."""
+    sends_batches: ClassVar[bool] = False
+    """Whether this API's own servers send the answer in batches of tokens, a short answer whole in one
+    event after the model's think (Gemini). A few big events after a silence are then the provider's
+    own shape, not a hop's or an app's hold, and `single-flush` does not judge them by their size."""
 
     @classmethod
     @abstractmethod

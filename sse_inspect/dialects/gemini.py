@@ -69,6 +69,7 @@ class Gemini(Dialect):
     end_marker = "finishReason"
     sends_done = False
     end_closes_stream = False
+    sends_batches = True
     reader = _GeminiReader
 
     @classmethod

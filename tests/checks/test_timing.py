@@ -579,3 +579,69 @@ def test_a_real_recording_of_the_good_app_behind_nginx_is_held_by_nginx() -> Non
     flush = only(report, "single-flush")
     assert flush.evidence.text_events == 30 and flush.evidence.chars is None
     assert {"buffering-burst", "headers-held"} <= {f.code for f in report.findings}
+
+
+# -- a cut before the first body byte (review F2) ------------------------------------------------
+
+
+def test_an_idle_cut_before_the_first_byte_is_judged_from_the_headers() -> None:
+    """nginx's `proxy_read_timeout` counts from its last read from upstream, the headers: 60 s after them and
+    no body byte, the cut is its idle limit; the capture is timed (the headers' and the end's times), so no
+    code is skipped as "untimed", and the codes that need a body byte say that is why."""
+    report = check(T.cut_before_first_byte(60.28))
+    cut = only(report, "idle-timeout-cut")
+    assert cut.evidence.seconds == pytest.approx(60.28) and "nginx" in cut.evidence.hops
+    assert "since the response headers (t=0.0 to 60.3 s)" in cut.message
+    assert report.verdict == f"CUT: {cut.message}"
+    assert not any("untimed" in s.reason for s in report.skipped)
+    [skip] = report.skipped
+    assert skip.codes == ("buffering-burst", "single-flush", "fixed-size-flush", "headers-held")
+    assert skip.reason == "no body byte arrived, so nothing was released to time"
+
+
+def test_a_silence_before_the_first_byte_off_any_limit_is_a_long_silence() -> None:
+    report = check(T.cut_before_first_byte(45.0))
+    assert "idle-timeout-cut" not in {f.code for f in report.findings}
+    assert only(report, "long-silence").evidence.final
+
+
+# -- a provider's batches; a few big events spread over a few writes (review F11, F1) ----------------
+
+
+def test_a_gemini_answer_whole_in_one_chunk_is_its_own_shape() -> None:
+    """Gemini sends text in batches: a thinking model's 91-character answer in one chunk after 2.4 s is OK."""
+    report = check(T.gemini_one_chunk_answer())
+    assert report.analysis.grammar.name == "gemini"
+    assert not {f.code for f in report.findings} & TIMING and report.verdict.startswith("OK: 1 events")
+
+
+@pytest.mark.parametrize("dialect", ["openai-chat", "generic", "text"])
+def test_the_same_answer_from_an_app_in_one_event_is_still_a_single_flush(dialect: str) -> None:
+    """The near miss's other side: the same one big event in a grammar an app writes is the classic bug."""
+    report = check_capture(T.collected_answer(400, silence=2.4, plain=dialect != "openai-chat"), dialect=dialect)
+    assert only(report, "single-flush").evidence.chars == 400
+
+
+@pytest.mark.parametrize(
+    ("sizes", "every"),
+    [((200, 200, 200), 0.02), ((150, 150, 150, 150), 0.01), ((300, 300), 0.045)],
+)
+def test_a_few_big_events_written_apart_within_the_span_are_a_single_flush(sizes: tuple[int, ...],
+                                                                          every: float) -> None:  # fmt: skip
+    """A held answer written in a few writes over 20-45 ms after 3 s of silence: as held as in one write."""
+    report = check(T.few_big_events_spread(sizes, every=every))
+    flush = only(report, "single-flush")
+    assert (flush.evidence.text_events, flush.evidence.chars, flush.evidence.held_s) == (len(sizes), sum(sizes), 3.0)
+    assert f"{len(sizes)} text events within" in flush.message and report.verdict.startswith("BUFFERED: ")
+
+
+@pytest.mark.parametrize(
+    ("sizes", "every", "silence"),
+    [((200, 200, 200), 0.06, 3.0),  # one of them past the span: written apart, as a model may
+     ((40, 40, 40), 0.02, 3.0),  # small events: what a model streams
+     ((200, 200, 200), 0.02, 0.1)],  # no silence before them
+)
+def test_a_few_events_past_the_span_small_or_early_are_not_a_single_flush(sizes: tuple[int, ...], every: float,
+                                                                          silence: float) -> None:  # fmt: skip
+    report = check(T.few_big_events_spread(sizes, every=every, silence=silence))
+    assert "single-flush" not in {f.code for f in report.findings}

@@ -508,3 +508,36 @@ def cut_while_flowing(total: float, *, every: float = 0.25, kind: str = "server-
     times = [round(0.4 + every * i, 6) for i in range(len(events))]
     stream = capture(at(times, events))
     return dataclasses.replace(stream, end=End(kind=kind, t=total, error=None if kind == "complete" else "reset"))
+
+
+def cut_before_first_byte(silence: float, *, headers_at: float = 0.02, server: str = "nginx") -> Capture:
+    """A model (or a tool call) thinking behind `server`: the headers at once, then no body byte for `silence`
+    s, and the connection cut: a hop's idle limit counting from the headers, before the first token."""
+    stream = capture([], headers=(*SSE_HEADERS, ("Server", server)), headers_at=headers_at,
+                     url="http://127.0.0.1:8080/chat/stream")  # fmt: skip
+    return dataclasses.replace(stream, end=End(kind="server-disconnected", t=round(headers_at + silence, 6)))
+
+
+def gemini_one_chunk_answer(chars: int = 91, think: float = 2.4, headers_at: float = 0.3) -> Capture:
+    """A direct Gemini recording of a thinking model: its headers early, then after the think its whole short
+    answer in one chunk carrying `finishReason` (Gemini sends text in batches: this is its own shape)."""
+    event = {"candidates": [{"content": {"parts": [{"text": answer_text(chars)}], "role": "model"},
+                             "finishReason": "STOP", "index": 0}],
+             "usageMetadata": {"thoughtsTokenCount": 400}, "modelVersion": "gemini-2.5-flash"}  # fmt: skip
+    url = "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+    return capture([(think, sse(event, eol="\r\n"))], headers_at=headers_at, url=url)
+
+
+def few_big_events_spread(sizes: Sequence[int], *, silence: float = 3.0, every: float = 0.02,
+                          plain: bool = False) -> Capture:  # fmt: skip
+    """A held answer written in a few big writes after `silence`: each piece its own chunk `every` s apart
+    (a hop or an event loop writing a held list in several writes), then `[DONE]` with the last one."""
+    text = answer_text(sum(sizes))
+    cuts = [sum(sizes[:i]) for i in range(len(sizes) + 1)]
+    pieces = [text[a:b] for a, b in zip(cuts, cuts[1:])]
+    body = [f"data: {piece}\n\n".encode() for piece in pieces] + [b"data: [DONE]\n\n"]
+    if not plain:
+        body = openai_text_events(pieces)
+    body[-2:] = [body[-2] + body[-1]]  # the end marker with the last piece
+    return capture(at([round(silence + every * i, 6) for i in range(len(body))], body),
+                   url="http://127.0.0.1:5000/chat/stream")  # fmt: skip
