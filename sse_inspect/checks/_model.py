@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -190,6 +191,13 @@ class Thresholds:
     """headers-held: how late (since the request) headers that came with the first body bytes must be.
     Servers send headers before the model's first token; a hop or framework that holds them until the
     body starts makes them as late as the first event, and a normal time to first token is under 1 s."""
+    lump_min_silence_ms: float = 100.0
+    """buffering-burst of lumps: the silence before a read of several text events (fewer than
+    `burst_min_events`) must be at least this for the read to be a lump, a hop's periodic flush; at least
+    `burst_min_events` lumps, holding most of the text events, make the finding. A model writes one event
+    a write, and a fast one whose events share reads (Nagle, a busy client) has no silence this long
+    between them; 100 ms is a flush timer's period or a delayed ACK (40-200 ms), a tenth of a second that
+    a reader sees as a stutter."""
     timeout_tolerance_s: float = 1.0
     """idle-timeout-cut, total-timeout-cut: how far from a known limit a cut may be (or 1% of the limit,
     if more). A hop's timer fires at or just after its limit, and the recorder sees the last byte and the
@@ -208,6 +216,8 @@ def parse_threshold(thresholds: Thresholds, text: str) -> Thresholds:
         number = kind(value)
     except ValueError:
         raise CheckSpecError(f"threshold {name} takes a number, not {value!r}") from None
+    if not math.isfinite(number):
+        raise CheckSpecError(f"threshold {name} takes a finite number, not {value!r}")
     if number < 0:
         raise CheckSpecError(f"threshold {name} cannot be negative")
     return dataclasses.replace(thresholds, **{name: number})

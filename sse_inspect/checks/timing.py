@@ -110,6 +110,8 @@ class TimingCheck(Check):
         self.biggest: ChunkRelease | None = None
         self.candidates: list[tuple[ChunkRelease, bool]] = []  # (release, is the first)
         self.lead: _Lead | None = None
+        self.lumps: list[ChunkRelease] = []  # short reads of several text events after a silence
+        self.lump_silence = th.lump_min_silence_ms / 1000
         self.parsed_bytes = 0
         # text events: their count, first and last time, and the longest gap between two
         self.texts = 0
@@ -171,12 +173,17 @@ class TimingCheck(Check):
         bigger = self.biggest is None or g.text_events > self.biggest.text_events
         candidate = (g.text_events >= th.burst_min_events and g.t1 - g.t0 <= th.burst_span_ms / 1000
                      and g.silence >= th.burst_min_silence_ms / 1000)  # fmt: skip
-        if bigger or candidate:  # (most releases are neither: a steady stream's every chunk is one)
+        span = g.t1 - g.t0
+        lump = (g.text_events >= 2 and span <= self.span and g.silence >= self.lump_silence
+                and g.silence >= th.burst_silence_factor * span / (g.text_events - 1))  # fmt: skip
+        if bigger or candidate or lump:  # (most releases are none: a steady stream's every chunk is one)
             release = g.release()
             if bigger:
                 self.biggest = release
             if candidate:
                 self.candidates.append((release, first))
+            if lump:
+                self.lumps.append(release)
 
     def wire(self, chunk: Chunk) -> None:
         t = chunk.t or 0.0
@@ -302,6 +309,7 @@ class TimingCheck(Check):
         interval = self.pace()
         found = [(r, first) for r, first in self.candidates if r.silence >= th.burst_silence_factor * interval]
         if not found:
+            yield from self._lumps()
             return
         bursts = [r for r, _ in found]
         held = sum(r.text_events for r in bursts)
@@ -318,6 +326,32 @@ class TimingCheck(Check):
         yield self.found("buffering-burst", f"{many}{worst.text_events} text events held {worst.silence:.3f} s{first} "
                          f"and released in {worst.span * 1000:.0f} ms at t={worst.t:.3f} s ({rule})", t=worst.t,
                          evidence=evidence)  # fmt: skip
+
+    def _lumps(self) -> Iterator[Finding]:
+        """Text events in lumps, read after read: at least `burst_min_events` short reads of several text
+        events, each after `lump_min_silence_ms` of silence or more (and `burst_silence_factor` times the
+        gaps inside it), holding most of the answer's text events. A model writes an event a write; a fast
+        one whose events share reads has no such silences between them: this is a hop flushing what it
+        held every so often (nginx's buffers, HAProxy behind a delayed ACK), too few events a flush for a
+        burst, and a reader sees the answer stutter."""
+        th, lumps, total = self.th, self.lumps, self.texts
+        held = sum(r.text_events for r in lumps)
+        if len(lumps) < th.burst_min_events or 2 * held <= total:
+            return
+        sizes = sorted(r.text_events for r in lumps)
+        silences = sorted(r.silence for r in lumps)
+        median = silences[len(silences) // 2]
+        size = f"{sizes[0]}" if sizes[0] == sizes[-1] else f"{sizes[0]}-{sizes[-1]}"
+        rule = (f"rule: >= {th.burst_min_events} reads of several text events within {th.burst_span_ms:g} ms, "
+                f"each after >= {th.lump_min_silence_ms:g} ms of silence, holding most of the text events")
+        evidence = Bursts(
+            tuple(Burst(r.t, r.text_events, r.bytes, round(r.silence, 6), round(r.span * 1000, 3)) for r in lumps),
+            events_held=held,
+            pace_ms=round(self.pace() * 1000, 3),
+        )
+        yield self.found("buffering-burst", f"{held} of {total} text events arrived in lumps of {size}: "
+                         f"{len(lumps)} reads, each after a silence (median {median:.3f} s), from t={lumps[0].t:.3f} "
+                         f"s: a hop flushing what it held ({rule})", t=lumps[0].t, evidence=evidence)  # fmt: skip
 
     def _rule(self, interval: float) -> str:
         """The burst rule in words, with this stream's numbers."""

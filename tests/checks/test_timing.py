@@ -645,3 +645,55 @@ def test_a_few_events_past_the_span_small_or_early_are_not_a_single_flush(sizes:
                                                                           silence: float) -> None:  # fmt: skip
     report = check(T.few_big_events_spread(sizes, every=every, silence=silence))
     assert "single-flush" not in {f.code for f in report.findings}
+
+
+# -- lumps: a few events a read, read after read (review F1/F7) -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("per", "period", "gap_ms"),
+    [(3, 1.0, 0.0), (4, 1.0, 0.0), (4, 0.24, 0.05), (2, 0.3, 1.0)],
+)
+def test_a_few_events_a_read_read_after_read_are_lumps(per: int, period: float, gap_ms: float) -> None:
+    """Fewer than `burst_min_events` events a flush: no burst, but every read after a silence holds several."""
+    report = check(T.lumps(per, period, gap_ms=gap_ms))
+    burst = only(report, "buffering-burst")
+    assert f"60 of 60 text events arrived in lumps of {per}" in burst.message
+    assert burst.evidence.events_held == 60 and len(burst.evidence.bursts) == -(-60 // per)
+    assert {b.events for b in burst.evidence.bursts} == {per}
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        pytest.param(lambda: T.lumps(3, 0.03), id="a-fast-model-3-events-a-read-30ms-apart"),
+        pytest.param(lambda: T.lumps(1, 0.3), id="a-slow-model-an-event-a-write"),
+        pytest.param(lambda: T.lumps(3, 1.0, n=12), id="four-lumps"),
+        pytest.param(lambda: T.capture(T.at([0.5 * (i + 1) for i in range(8)], T.gemini_events(8))),
+                     id="gemini-one-event-chunks"),
+        pytest.param(lambda: T.lumps(4, 0.24, gap_ms=15.0), id="events-of-a-read-15ms-apart"),
+    ],
+)
+def test_no_lumps_without_silences_reads_of_several_or_enough_of_them(build: Callable[[], Capture]) -> None:
+    assert "buffering-burst" not in {f.code for f in check(build()).findings}
+
+
+def test_lumps_must_hold_most_of_the_answer() -> None:
+    """A model streaming one event a write whose events now and then share a read after a pause: no lumps."""
+    events, chunks, t, i = T.openai_events(100), [], 0.3, 0
+    while i < len(events):
+        pair = i % 20 == 10  # five times: a 300 ms pause, then two events in one read
+        t += 0.3 if pair else 0.05
+        chunks.append((round(t, 6), b"".join(events[i : i + 1 + pair])))
+        i += 1 + pair
+    report = check(T.capture(chunks))
+    assert sum(c.data.count(b"data: ") == 2 for c in report.analysis.capture.chunks) == 5
+    assert "buffering-burst" not in {f.code for f in report.findings}
+
+
+def test_the_real_haproxy_recording_arrives_in_lumps() -> None:
+    """The hop lab's HAProxy (tests/hop_lab.py): the app yields an event every 60 ms, the client reads 4 events
+    every ~240 ms."""
+    report = check_capture(load_capture(LAB / "haproxy.jsonl"), dialect="generic")
+    burst = only(report, "buffering-burst")
+    assert "arrived in lumps of" in burst.message and burst.evidence.events_held >= 24

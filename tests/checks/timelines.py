@@ -541,3 +541,18 @@ def few_big_events_spread(sizes: Sequence[int], *, silence: float = 3.0, every: 
     body[-2:] = [body[-2] + body[-1]]  # the end marker with the last piece
     return capture(at([round(silence + every * i, 6) for i in range(len(body))], body),
                    url="http://127.0.0.1:5000/chat/stream")  # fmt: skip
+
+
+def lumps(per: int, period: float, n: int = 60, *, gap_ms: float = 0.0, server: str = "nginx") -> Capture:
+    """Tokens delivered `per` events a read, one read every `period` s (a hop flushing what it held on a
+    timer, or HAProxy waiting on a delayed ACK), the events of a read `gap_ms` apart (0: in one chunk)."""
+    events = openai_events(n)
+    chunks: list[tuple[float, bytes]] = []
+    for i in range(0, len(events), per):
+        start = round(0.3 + period * (i // per), 6)
+        group = events[i : i + per]
+        if gap_ms:
+            chunks += [(round(start + j * gap_ms / 1000, 6), e) for j, e in enumerate(group)]
+        else:
+            chunks.append((start, b"".join(group)))
+    return capture(chunks, headers=(*SSE_HEADERS, ("Server", server)), url="http://127.0.0.1:8080/chat/stream")
