@@ -358,9 +358,12 @@ class TimingCheck(Check):
         th = self.th
         rule = (f"rule: >= {th.burst_min_events} text events within {th.burst_span_ms:g} ms "
                 f"after >= {th.burst_min_silence_ms:g} ms of silence")  # fmt: skip
-        if interval > 0:
+        if interval >= 0.00005:  # 0.1 ms as printed
             return (f"{rule} and >= {th.burst_silence_factor:g}x the stream's pace (its usual gap between "
                     f"text events, {interval * 1000:.1f} ms)")  # fmt: skip
+        if interval > 0:
+            return (f"the text events came {interval * 1e6:.0f} µs apart on average, all but together, so the "
+                    f"stream has no pace to compare with; {rule}")  # fmt: skip
         if self.moments == 1:
             return f"every text event arrived in the one release, so the stream has no pace to compare with; {rule}"
         return (f"the text events arrived in {self.moments} releases and none one by one, so the stream has no "

@@ -697,3 +697,17 @@ def test_the_real_haproxy_recording_arrives_in_lumps() -> None:
     report = check_capture(load_capture(LAB / "haproxy.jsonl"), dialect="generic")
     burst = only(report, "buffering-burst")
     assert "arrived in lumps of" in burst.message and burst.evidence.events_held >= 24
+
+
+def test_a_pace_of_microseconds_is_no_pace() -> None:
+    """The list bug's 30 events read within 2 ms: their gaps are no pace, and the rule says so (not "0.0 ms")."""
+    report = check_capture(load_capture(LAB / "flask-bug-list-gunicorn.jsonl"), dialect="generic")
+    burst = only(report, "buffering-burst")
+    assert "0.0 ms" not in burst.message and "µs apart on average" in burst.message
+    assert "so the stream has no pace to compare with" in burst.message
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "NaN"])
+def test_a_threshold_must_be_a_finite_number(value: str) -> None:
+    with pytest.raises(SSEInspectError, match="takes a finite number"):
+        parse_threshold(Thresholds(), f"burst_window_ms={value}")
