@@ -38,6 +38,12 @@ _TEXT = EventFlags.TEXT
 looking `EventFlags.TEXT` up there costs 0.3 µs an event; `check` takes about 7 µs)."""
 _FLUSH_MIN = 1024
 """A fixed-size flush is of chunks this big at least (smaller equal chunks are a server's equal events)."""
+_PACED_GAP = 0.001
+"""A release whose every read holds one text event at most, its reads this far apart on average (and
+most of them more than `_TIGHT_GAP` apart), is a fast model streaming (Groq and Cerebras send a token every
+1-3 ms), not a flush: a hop's flush is in the kernel at once, and reaches the reader in reads of several
+events or reads a few µs apart (the lab's list bug: 31 reads within 2 ms)."""
+_TIGHT_GAP = 0.0002
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +56,8 @@ class ChunkRelease(Release):
     bytes: int
     text_events: int
     """How many of its events carried output."""
+    paced: bool = False
+    """Whether its text events came one a read at a model's pace (`_PACED_GAP`): a fast stream, not a flush."""
 
 
 @dataclass(slots=True)
@@ -62,9 +70,19 @@ class _Gathering:
     chunks: int
     bytes: int
     text_events: int
+    most: int = 0
+    """The most text events one of its chunks held."""
+    tight: int = 0
+    """How many of its chunks came within `_TIGHT_GAP` of the one before."""
 
     def release(self) -> ChunkRelease:
-        return ChunkRelease(self.t0, self.t1 - self.t0, self.silence, self.chunks, self.bytes, self.text_events)
+        return ChunkRelease(self.t0, self.t1 - self.t0, self.silence, self.chunks, self.bytes, self.text_events,
+                            self.paced())  # fmt: skip
+
+    def paced(self) -> bool:
+        gaps = self.chunks - 1
+        return (gaps > 0 and self.most <= 1 and 2 * self.tight < gaps
+                and self.t1 - self.t0 >= _PACED_GAP * gaps)  # fmt: skip
 
 
 @dataclass(slots=True)
@@ -149,15 +167,17 @@ class TimingCheck(Check):
         self.parsed_bytes += size
         g = self.gathering
         if g is not None and t - g.t1 <= self.window:
+            g.tight += t - g.t1 < _TIGHT_GAP
             g.t1 = t
             g.chunks += 1
             g.bytes += size
             g.text_events += text_events
+            g.most = max(g.most, text_events)
         else:
             if g is not None:
                 self._released(g)
             silence = max(t - (g.t1 if g is not None else 0.0), 0.0)
-            g = self.gathering = _Gathering(t, t, silence, 1, size, text_events)
+            g = self.gathering = _Gathering(t, t, silence, 1, size, text_events, text_events)
         lead = self.lead
         if lead is None:
             if text_events:
@@ -171,10 +191,10 @@ class TimingCheck(Check):
         first = self.releases == 0
         self.releases += 1
         bigger = self.biggest is None or g.text_events > self.biggest.text_events
-        candidate = (g.text_events >= th.burst_min_events and g.t1 - g.t0 <= th.burst_span_ms / 1000
-                     and g.silence >= th.burst_min_silence_ms / 1000)  # fmt: skip
         span = g.t1 - g.t0
-        lump = (g.text_events >= 2 and span <= self.span and g.silence >= self.lump_silence
+        flush = span <= self.span and not g.paced()  # a fast model's events, each in its own read, are no flush
+        candidate = flush and g.text_events >= th.burst_min_events and g.silence >= th.burst_min_silence_ms / 1000
+        lump = (flush and g.text_events >= 2 and g.silence >= self.lump_silence
                 and g.silence >= th.burst_silence_factor * span / (g.text_events - 1))  # fmt: skip
         if bigger or candidate or lump:  # (most releases are none: a steady stream's every chunk is one)
             release = g.release()
@@ -264,7 +284,7 @@ class TimingCheck(Check):
         if total < th.burst_min_events:
             yield from self._few_big_events(ctx)
             return
-        if biggest.span > self.span or biggest.silence < th.burst_min_silence_ms / 1000:
+        if biggest.span > self.span or biggest.paced or biggest.silence < th.burst_min_silence_ms / 1000:
             return
         share = th.single_flush_share
         if biggest.text_events < share * total or biggest.bytes < share * self.parsed_bytes:

@@ -652,7 +652,7 @@ def test_a_few_events_past_the_span_small_or_early_are_not_a_single_flush(sizes:
 
 @pytest.mark.parametrize(
     ("per", "period", "gap_ms"),
-    [(3, 1.0, 0.0), (4, 1.0, 0.0), (4, 0.24, 0.05), (2, 0.3, 1.0)],
+    [(3, 1.0, 0.0), (4, 1.0, 0.0), (4, 0.24, 0.05), (2, 0.3, 0.1)],
 )
 def test_a_few_events_a_read_read_after_read_are_lumps(per: int, period: float, gap_ms: float) -> None:
     """Fewer than `burst_min_events` events a flush: no burst, but every read after a silence holds several."""
@@ -711,3 +711,24 @@ def test_a_pace_of_microseconds_is_no_pace() -> None:
 def test_a_threshold_must_be_a_finite_number(value: str) -> None:
     with pytest.raises(SSEInspectError, match="takes a finite number"):
         parse_threshold(Thresholds(), f"burst_window_ms={value}")
+
+
+# -- a fast provider's short answer (review F22) ----------------------------------------------------------
+
+
+def test_a_fast_providers_short_answer_is_not_a_flush() -> None:
+    """Groq: 19 tokens, each in its own read 2 ms apart, after a 0.6 s time to first token: a model streaming
+    fast, not a hop's flush (which reaches the reader in reads of several events, or reads µs apart)."""
+    report = check(T.paced(T.openai_events(19), ttft=0.6, every=0.002))
+    assert not {f.code for f in report.findings} & TIMING and report.verdict.startswith("OK: ")
+
+
+@pytest.mark.parametrize(
+    ("every", "per"),
+    [(0.00005, 1), (0.002, 2)],  # reads 50 µs apart; two events a read
+)
+def test_the_same_answer_read_as_a_flush_is_still_one(every: float, per: int) -> None:
+    events = T.openai_events(20)
+    body = [b"".join(events[i : i + per]) for i in range(0, len(events), per)]
+    report = check(T.capture(T.at([round(0.6 + every * i, 6) for i in range(len(body))], body)))
+    assert {"single-flush", "buffering-burst"} <= {f.code for f in report.findings}
