@@ -732,3 +732,21 @@ def test_the_same_answer_read_as_a_flush_is_still_one(every: float, per: int) ->
     body = [b"".join(events[i : i + per]) for i in range(0, len(events), per)]
     report = check(T.capture(T.at([round(0.6 + every * i, 6) for i in range(len(body))], body)))
     assert {"single-flush", "buffering-burst"} <= {f.code for f in report.findings}
+
+
+# -- the docs' limit tables are the code's (review F13) ----------------------------------------------------
+
+
+@pytest.mark.parametrize(("section", "limits"), [("idle-timeout-cut", "IDLE_LIMITS"), ("total-timeout-cut", "TOTAL_LIMITS")])
+def test_the_limit_tables_of_docs_signatures_are_the_codes(section: str, limits: str) -> None:
+    """docs/signatures.md lists one row per limit the check matches: hop, seconds, whether verified."""
+    import re
+
+    from sse_inspect.checks import _timeouts
+
+    doc = (Path(__file__).parents[2] / "docs" / "signatures.md").read_text()
+    part = doc.split(f"## `{section}`", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| `([a-z0-9-]+)` \| (\d+) s( \[unverified\])? \|", part, re.MULTILINE)
+    table = sorted((hop, float(seconds), not unverified) for hop, seconds, unverified in rows)
+    code = sorted((limit.hop, float(limit.seconds), limit.verified) for limit in getattr(_timeouts, limits))
+    assert table == code
