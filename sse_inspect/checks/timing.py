@@ -252,8 +252,10 @@ class TimingCheck(Check):
         yield from self._silences(ctx, with_last=cut is None or cut.code != "idle-timeout-cut")
 
     def skips(self, ctx: Context) -> Iterator[Skipped]:
-        """The buffering of an answer is judged on the events that carried it: with none, it cannot be.
-        (A stream of no event at all says so in its verdict, EMPTY, or in the framing error that explains it.)"""
+        """The buffering of an answer is judged on the events that carried it: with none, it cannot be; and
+        with no body byte at all, neither can the releases nor the headers' wait for the body (the silences
+        and the cuts still can: they count from the headers). A stream of no event at all says so in its
+        verdict, EMPTY, or in the framing error that explains it."""
         if self.first_wire is None:
             yield Skipped(("buffering-burst", "single-flush", "fixed-size-flush", "headers-held"),
                           "no body byte arrived, so nothing was released to time")  # fmt: skip

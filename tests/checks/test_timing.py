@@ -737,7 +737,9 @@ def test_the_same_answer_read_as_a_flush_is_still_one(every: float, per: int) ->
 # -- the docs' limit tables are the code's (review F13) ----------------------------------------------------
 
 
-@pytest.mark.parametrize(("section", "limits"), [("idle-timeout-cut", "IDLE_LIMITS"), ("total-timeout-cut", "TOTAL_LIMITS")])
+@pytest.mark.parametrize(
+    ("section", "limits"), [("idle-timeout-cut", "IDLE_LIMITS"), ("total-timeout-cut", "TOTAL_LIMITS")]
+)
 def test_the_limit_tables_of_docs_signatures_are_the_codes(section: str, limits: str) -> None:
     """docs/signatures.md lists one row per limit the check matches: hop, seconds, whether verified."""
     import re
