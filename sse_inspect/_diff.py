@@ -537,7 +537,7 @@ def diff_timing(
     if not _passed_on(pairs, a, b):
         return _text_timing(a, b, len(pairs), threshold, window)
     times = [(x.t or 0.0, y.t or 0.0) for x, y in pairs]  # never None: both captures are timed
-    baseline = min(tb - ta for ta, tb in times)
+    baseline = _in_order(min(tb - ta for ta, tb in times), threshold)
     return TimingDiff(
         matched=tuple(EventDelay(x, y, ta, tb, tb - ta, tb - ta - baseline) for (x, y), (ta, tb) in zip(pairs, times)),
         only_a=tuple(only_a),
@@ -546,6 +546,26 @@ def diff_timing(
         threshold=threshold,
         window=window,
     )
+
+
+def _in_order(baseline: float, threshold: float) -> float:
+    """`baseline`, unless it shows that B got the text before A: A and B given the wrong way round.
+
+    Each capture's times count from its own request, so no offset between the recorders' clocks
+    enters a delay; the client's request leaves before the hop's upstream request does, and every
+    character reaches the client after it reached the upstream: recorded in the right order, no
+    delay is negative. A baseline negative by at most `threshold` is let through (recorders may
+    start their clocks a little apart: at the request line, at the connection) and cannot change
+    the verdict: swapped, the holds read are the true longest hold minus each one, and a true hold
+    over `threshold` puts the baseline below `-threshold`. Below it, the pair is refused.
+    """
+    if baseline < -threshold:
+        raise SSEInspectError(
+            f"B's text arrived before A's (by up to {-baseline:.3f} s, more than the {threshold * 1000:g} ms "
+            "--hold-ms): did you swap UPSTREAM and CLIENT?",
+            hint="give the capture recorded before the hop (upstream) as A and the one after it (the client's) as B",
+        )
+    return baseline
 
 
 def _passed_on(pairs: Sequence[tuple[Event, Event]], a: Analysis, b: Analysis) -> bool:
@@ -611,7 +631,7 @@ def _text_timing(a: Analysis, b: Analysis, shared: int, threshold: float, window
         end = min(side_a.ends[i], side_b.ends[j], common)
         cuts.append((side_a.events[i], side_b.events[j], k, end))
         k = end
-    baseline = min((eb.t or 0.0) - (ea.t or 0.0) for ea, eb, _, _ in cuts)  # never None: both are timed
+    baseline = _in_order(min((eb.t or 0.0) - (ea.t or 0.0) for ea, eb, _, _ in cuts), threshold)  # both timed
     stretches = []
     for ea, eb, first, end in cuts:
         start = where[first - 1] + 1 if first else 0  # with the whitespace before it

@@ -277,6 +277,30 @@ def test_events_lost_by_the_hop_are_reported() -> None:
     assert d.identical and [e.index for e in d.only_a] == [59] and not d.only_b
 
 
+def test_a_pair_given_the_wrong_way_round_is_refused(tmp_path: Path) -> None:
+    """The client's capture as A, the upstream's as B: B has every event before A, which no hop
+    can do (each capture counts from its own request). Refused, not read as a negative baseline."""
+    times = upstream()
+    up = write(tmp_path, "up.jsonl", stream(times))
+    client = write(tmp_path, "client.jsonl", stream(held_downstream(times)))
+    code, out, err = run(client, up, "--by", "timing")
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "B's text arrived before A's (by up to 2.400 s" in err and "did you swap UPSTREAM and CLIENT?" in err
+    # a swapped pair of a hop that held nothing, 150 ms apart: refused as well
+    late = write(tmp_path, "late.jsonl", stream([t + 0.15 for t in times]))
+    assert run(late, up, "--by", "timing")[0] == 2
+
+
+def test_a_baseline_negative_within_the_threshold_is_let_through() -> None:
+    """Two recorders that start their clocks a little apart may put B 20 ms "before" A: under
+    --hold-ms that cannot hide a hold, so it is measured as before."""
+    times = upstream()
+    d = diff_timing(analyze(stream(times)), analyze(stream([t - 0.02 for t in times])))
+    assert d.identical and d.baseline == pytest.approx(-0.02, abs=1e-6)
+    with pytest.raises(SSEInspectError, match="did you swap"):
+        diff_timing(analyze(stream(times)), analyze(stream([t - 0.02 for t in times])), threshold=0.01)
+
+
 # -- bad input -----------------------------------------------------------------------------
 
 

@@ -185,6 +185,16 @@ def test_a_b_with_more_text_than_a_is_refused() -> None:
         timing(plain([*words(), " more"], [t + FLOOR for t in times() + [3.0]]))
 
 
+def test_a_re_framed_pair_given_the_wrong_way_round_is_refused(tmp_path: Path) -> None:
+    """The app's capture as A and its upstream's as B (aligned by text): B's text came first."""
+    app = write(tmp_path, "app.jsonl", single_yield_app())
+    up = write(tmp_path, "up.jsonl", upstream(words(), times()))
+    code, out, err = run(app, up, "--dialect-b", "openai-chat")
+    assert code == 2 and out == ""
+    assert "B's text arrived before A's" in err and "did you swap UPSTREAM and CLIENT?" in err
+    assert run(up, app)[0] == 1  # the right way round: held
+
+
 def test_refusal_on_the_command_line_is_exit_2_one_line(tmp_path: Path) -> None:
     a = write(tmp_path, "a.jsonl", upstream(words(), times()))
     b = write(tmp_path, "b.jsonl", plain(["Something", " else"], [0.4, 0.5]))
