@@ -301,6 +301,23 @@ def test_a_baseline_negative_within_the_threshold_is_let_through() -> None:
         diff_timing(analyze(stream(times)), analyze(stream([t - 0.02 for t in times])), threshold=0.01)
 
 
+def test_a_long_timing_table_shows_its_head_its_tail_and_every_held_row(tmp_path: Path) -> None:
+    """400 events, 5 of them held in the middle: the first 200 rows, the held 5, the last 50 (and
+    [DONE]), with how many rows were left out where they were; --json keeps every row."""
+    times = [0.1 + 0.01 * i for i in range(400)]
+    a = write(tmp_path, "a.jsonl", stream(times))
+    b = write(tmp_path, "b.jsonl", stream([3.3 if 300 <= i < 305 else t + 0.005 for i, t in enumerate(times)]))
+    code, out, _ = run(a, b, "--by", "timing")
+    assert code == 1
+    rows = [line.split()[0] for line in out.splitlines()[3:] if line.split()[:1] and line.split()[0][0] in "0123456789…"]
+    assert rows[:200] == [str(i) for i in range(200)]
+    assert rows[200:207] == ["…", "300", "301", "302", "303", "304", "…"]
+    assert rows[207:] == [str(i) for i in range(351, 401)]
+    assert "100 rows not shown" in out and "46 rows not shown" in out
+    _, doc, _ = run(a, b, "--by", "timing", "--json")
+    assert len(json.loads(doc)["events"]) == 401
+
+
 # -- bad input -----------------------------------------------------------------------------
 
 

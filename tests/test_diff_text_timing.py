@@ -250,6 +250,21 @@ def test_the_view_says_text_and_quotes_the_release(tmp_path: Path) -> None:
     assert code == 0 and "aligned by events: the hop passed them on" in out
 
 
+def test_a_long_text_timing_table_is_cut_but_keeps_the_held_rows(tmp_path: Path) -> None:
+    """300 deltas re-framed one by one, 3 held past the first 200: those 3 rows are shown among the
+    first 200 and the last 50, and the rows left out are counted where they were."""
+    n = 300
+    at = times(n)
+    b_at = [at[246] + FLOOR if 240 <= i < 243 else t + FLOOR for i, t in enumerate(at)]
+    a = write(tmp_path, "a.jsonl", upstream(words(n), at))
+    b = write(tmp_path, "b.jsonl", plain(words(n), b_at))
+    code, out, _ = run(a, b)
+    assert code == 1
+    rows = [line.split()[0] for line in out.splitlines()[3:] if line.split()[:1] and line.split()[0][0] in "0123456789…"]
+    assert rows == [*map(str, range(200)), "…", "240", "241", "242", "…", *map(str, range(250, 300))]
+    assert "40 rows not shown" in out and "7 rows not shown" in out
+
+
 def test_text_timing_json_shape(tmp_path: Path) -> None:
     a = write(tmp_path, "a.jsonl", upstream(words(), times()))
     code, out, _ = run(a, write(tmp_path, "b.jsonl", list_app()), "--json")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeVar
 
 import click
 from rich.console import Group, RenderableType
@@ -188,11 +189,14 @@ def _timing_view(d: TimingDiff) -> RenderableType:
     names = ("A #", "B #", "type", "t in A", "t in B", "delay", "hold")
     table = _render.Rows([_render.Column(name, "left" if name == "type" else "right") for name in names])
     aligned = Text("aligned by events: the hop passed them on", style="dim")
-    held = set(d.held)
-    for x in d.matched:
+    held = {id(x) for x in d.held}
+    for x in _shown(d.matched, lambda x: id(x) in held):
+        if isinstance(x, int):
+            table.add_row(*_left_out(x, len(names), names.index("type")), style="dim")
+            continue
         table.add_row(str(x.a.index), str(x.b.index), _render.safe(x.a.type, newlines=False), _render.seconds(x.t_a),
                       _render.seconds(x.t_b), _render.seconds(x.delay), _render.seconds(x.hold),
-                      style="yellow" if x in held else "")  # fmt: skip
+                      style="yellow" if id(x) in held else "")  # fmt: skip
     parts: list[RenderableType] = [aligned, table]
     for side, events in (("A", d.only_a), ("B", d.only_b)):
         if events:
@@ -211,7 +215,10 @@ def _text_timing_view(d: TextTimingDiff) -> RenderableType:
     names = ("B #", "A #", "chars", "t in A", "t in B", "delay", "hold", "text")
     table = _render.Rows([_render.Column(name, "left" if name == "text" else "right") for name in names])
     held = {id(s) for s in d.held}
-    for row in _by_b_event(d.stretches):
+    for row in _shown(_by_b_event(d.stretches), lambda row: any(id(s) in held for s in row)):
+        if isinstance(row, int):
+            table.add_row(*_left_out(row, len(names), names.index("text")), style="dim")
+            continue
         first, last = row[0], row[-1]
         from_a = str(first.a.index) if first.a is last.a else f"{first.a.index}-{last.a.index}"
         text = _render.safe("".join(s.text for s in row[:QUOTED]).strip(), newlines=False)
@@ -231,6 +238,34 @@ def _text_timing_view(d: TextTimingDiff) -> RenderableType:
 
 QUOTED = 40
 """Characters of text quoted in a row of the text timing table."""
+HEAD_ROWS, TAIL_ROWS = 200, 50
+"""A timing table longer than their sum shows its first HEAD_ROWS rows, its last TAIL_ROWS and every
+held row, and says how many rows it left out where it left them (as the HTML report's hold table)."""
+
+Row = TypeVar("Row")
+
+
+def _shown(rows: Sequence[Row], held: Callable[[Row], bool]) -> Iterator[Row | int]:
+    """The rows a timing table shows, in order, with the number of rows left out (an int) where
+    some were: the first HEAD_ROWS, the last TAIL_ROWS, and every `held` one."""
+    left_out = 0
+    for i, row in enumerate(rows):
+        if i < HEAD_ROWS or i >= len(rows) - TAIL_ROWS or held(row):
+            if left_out:
+                yield left_out
+                left_out = 0
+            yield row
+        else:
+            left_out += 1
+    if left_out:
+        yield left_out
+
+
+def _left_out(n: int, columns: int, at: int) -> list[str]:
+    """The cells of the row that stands for `n` rows left out, said in column `at` (a text column)."""
+    cells = ["…", *([""] * (columns - 1))]
+    cells[at] = f"{n:,} rows not shown"
+    return cells
 
 
 def _by_b_event(stretches: tuple[TextDelay, ...]) -> list[list[TextDelay]]:
