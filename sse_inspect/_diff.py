@@ -20,7 +20,7 @@ import operator
 import re
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from ._analysis import Analysis
@@ -330,14 +330,50 @@ class HeldRelease(Release):
         return self.events[0].hold
 
 
+class _Holds:
+    """What both timing diffs share: the held items (events or stretches of text) and their
+    releases, computed once when the diff is made, the longest hold, and the verdict.
+
+    A subclass is a frozen dataclass with `threshold` and `window`, the fields `held`, `releases`
+    and `max_hold` (not set by its caller), and `_delays` naming the field of its timed items."""
+
+    __slots__ = ()
+    _delays: str
+    threshold: float
+    window: float
+    held: tuple[Any, ...]
+    releases: tuple[Any, ...]
+
+    def __post_init__(self) -> None:
+        delays: Sequence[EventDelay | TextDelay] = getattr(self, self._delays)
+        held = tuple(d for d in delays if d.hold > self.threshold)
+        groups = _flushes(self._in_b_order(held), self.window)
+        object.__setattr__(self, "held", held)
+        object.__setattr__(self, "releases", tuple(self._release(g) for g in groups))
+        # the item held longest, the first of them on a tie (None: nothing was timed)
+        object.__setattr__(self, "max_hold", max(delays, key=operator.attrgetter("hold"), default=None))
+
+    def _in_b_order(self, held: tuple[Any, ...]) -> Sequence[Any]:
+        return held
+
+    def _release(self, group: list[Any]) -> Any:
+        raise NotImplementedError
+
+    @property
+    def identical(self) -> bool:
+        """True when nothing was held more than `threshold` over the baseline."""
+        return not self.held
+
+
 @dataclass(frozen=True, slots=True)
-class TimingDiff:
+class TimingDiff(_Holds):
     """The same stream recorded upstream (A) and downstream (B) of a hop: what the hop held back.
 
     `baseline` is the smallest delay: the hop's latency floor, plus the constant offset between
     the recorders' clocks, which therefore cancels out of every `hold`.
     """
 
+    _delays = "matched"
     matched: tuple[EventDelay, ...]
     only_a: tuple[Event, ...]
     only_b: tuple[Event, ...]
@@ -347,26 +383,17 @@ class TimingDiff:
     hop: str = "between A and B"
     alignment: str = "events"
     """How A and B were aligned: "events" (here), "text" (`TextTimingDiff`)."""
+    held: tuple[EventDelay, ...] = field(init=False, repr=False, compare=False)
+    """Events held more than `threshold` over the baseline."""
+    releases: tuple[HeldRelease, ...] = field(init=False, repr=False, compare=False)
+    max_hold: EventDelay = field(init=False, repr=False, compare=False)
+    """The event held longest (the first of them on a tie)."""
 
-    @property
-    def held(self) -> tuple[EventDelay, ...]:
-        """Events held more than `threshold` over the baseline."""
-        return tuple(d for d in self.matched if d.hold > self.threshold)
+    def _in_b_order(self, held: tuple[EventDelay, ...]) -> list[EventDelay]:
+        return sorted(held, key=lambda d: d.t_b)
 
-    @property
-    def max_hold(self) -> EventDelay:
-        """The event held longest (the first of them on a tie)."""
-        return max(self.matched, key=lambda d: d.hold)
-
-    @property
-    def releases(self) -> tuple[HeldRelease, ...]:
-        groups = _flushes(sorted(self.held, key=lambda d: d.t_b), self.window)
-        return tuple(HeldRelease(t=g[0].t_b, span=g[-1].t_b - g[0].t_b, events=tuple(g)) for g in groups)
-
-    @property
-    def identical(self) -> bool:
-        """True when no event was held more than `threshold` over the baseline."""
-        return not self.held
+    def _release(self, group: list[EventDelay]) -> HeldRelease:
+        return HeldRelease(t=group[0].t_b, span=group[-1].t_b - group[0].t_b, events=tuple(group))
 
     @property
     def summary(self) -> str:
@@ -420,7 +447,7 @@ class HeldText(Release):
 
 
 @dataclass(frozen=True, slots=True)
-class TextTimingDiff:
+class TextTimingDiff(_Holds):
     """The same answer recorded upstream (A) and downstream (B) of a hop that re-framed its events:
     what the hop held back, character by character of the answer text.
 
@@ -428,6 +455,7 @@ class TextTimingDiff:
     A in one event and B in one event. `baseline` is the smallest delay, as in `TimingDiff`.
     """
 
+    _delays = "stretches"
     stretches: tuple[TextDelay, ...]
     characters: int
     """The length of A's answer text."""
@@ -438,30 +466,18 @@ class TextTimingDiff:
     window: float
     hop: str = "between A and B"
     alignment: str = "text"
+    held: tuple[TextDelay, ...] = field(init=False, repr=False, compare=False)
+    """Stretches held more than `threshold` over the baseline."""
+    releases: tuple[HeldText, ...] = field(init=False, repr=False, compare=False)
+    max_hold: TextDelay = field(init=False, repr=False, compare=False)
+    """The stretch held longest (the first of them on a tie)."""
 
-    @property
-    def held(self) -> tuple[TextDelay, ...]:
-        """Stretches held more than `threshold` over the baseline."""
-        return tuple(s for s in self.stretches if s.hold > self.threshold)
+    def _release(self, group: list[TextDelay]) -> HeldText:  # the held stretches in text order: B's order
+        return HeldText(t=group[0].t_b, span=group[-1].t_b - group[0].t_b, stretches=tuple(group))
 
     @property
     def held_characters(self) -> int:
         return sum(len(s.text) for s in self.held)
-
-    @property
-    def max_hold(self) -> TextDelay:
-        """The stretch held longest (the first of them on a tie)."""
-        return max(self.stretches, key=lambda s: s.hold)
-
-    @property
-    def releases(self) -> tuple[HeldText, ...]:
-        groups = _flushes(self.held, self.window)  # in text order, which is B's order
-        return tuple(HeldText(t=g[0].t_b, span=g[-1].t_b - g[0].t_b, stretches=tuple(g)) for g in groups)
-
-    @property
-    def identical(self) -> bool:
-        """True when no character was held more than `threshold` over the baseline."""
-        return not self.held
 
     @property
     def summary(self) -> str:

@@ -314,8 +314,27 @@ def test_a_long_timing_table_shows_its_head_its_tail_and_every_held_row(tmp_path
     assert rows[200:207] == ["…", "300", "301", "302", "303", "304", "…"]
     assert rows[207:] == [str(i) for i in range(351, 401)]
     assert "100 rows not shown" in out and "46 rows not shown" in out
+    code, out, _ = run(a, b, "--by", "timing", "--all-rows")
+    assert code == 1 and "not shown" not in out and re.search(r"(?m)^ *250 +250 ", out)
     _, doc, _ = run(a, b, "--by", "timing", "--json")
     assert len(json.loads(doc)["events"]) == 401
+
+
+def test_held_rows_past_their_own_cap_are_counted_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hop that held a whole long answer would print every row: held rows between the head and
+    the tail are shown up to HELD_ROWS (3 here), the rest counted; so are releases past the cap."""
+    monkeypatch.setattr(_diff_cli, "HELD_ROWS", 3)
+    times = [0.1 + 0.01 * i for i in range(400)]
+    a = write(tmp_path, "a.jsonl", stream(times))
+    b = write(tmp_path, "b.jsonl", stream([3.3 if 300 <= i < 305 else t + 0.005 for i, t in enumerate(times)]))
+    _, out, _ = run(a, b, "--by", "timing")
+    rows = [line.split()[0] for line in out.splitlines()[3:] if line.split()[:1] and line.split()[0][0] in "0123456789…"]
+    assert rows[200:205] == ["…", "300", "301", "302", "…"] and "48 rows not shown" in out
+    monkeypatch.setattr(_diff_cli, "HEAD_ROWS", 0)
+    monkeypatch.setattr(_diff_cli, "TAIL_ROWS", 0)
+    b = write(tmp_path, "b.jsonl", stream([t + 0.2 * (i % 2) for i, t in enumerate(times)]))  # 200 held alone
+    _, out, _ = run(a, b, "--by", "timing")
+    assert "… 200 releases not shown" in out and "release at" not in out
 
 
 # -- bad input -----------------------------------------------------------------------------
@@ -507,8 +526,8 @@ def test_diff_tables_are_drawn_in_linear_time_with_every_row(by: str) -> None:
     a = analyze(stream([0.1 + 0.001 * i for i in range(n)]))
     if by == "timing":
         timing = diff_timing(a, analyze(stream([0.105 + 0.001 * i for i in range(n)])))
-        small_view = _diff_cli._timing_view(dataclasses.replace(timing, matched=timing.matched[: n // 10]))
-        big_view = _diff_cli._timing_view(timing)
+        small = dataclasses.replace(timing, matched=timing.matched[: n // 10])
+        small_view, big_view = (_diff_cli._timing_view(d, all_rows=True) for d in (small, timing))
     else:
         changed = [event(i) if i % 2 else event(i).replace(b"tok", b"TOK") for i in range(n)]  # every other one
         events = diff_events(a, analyze(stream([0.1 + 0.001 * i for i in range(n)], events=changed)))

@@ -16,6 +16,8 @@ from .._diff import (
     HOLD_THRESHOLD,
     EventChange,
     EventsDiff,
+    HeldRelease,
+    HeldText,
     TextDelay,
     TextDiff,
     TextTimingDiff,
@@ -47,13 +49,15 @@ CONTEXT = 40
               help="Compare the rebuilt answers, the events, or when the events arrived.")  # fmt: skip
 @click.option("--hold-ms", type=click.FloatRange(min=0), default=HOLD_THRESHOLD * 1000, show_default=True,
               help="--by timing: an event (or text) this much slower than the fastest counts as held.")  # fmt: skip
+@click.option("--all-rows", is_flag=True,
+              help="--by timing: print every row of the table (default: the first 200, the last 50 and every held row).")  # fmt: skip
 @json_option
 @dialect_option
 @click.option("--dialect-b", type=click.Choice(list(DIALECTS)), default=None,
               help="B's grammar, when a hop changed it (default: A's; for --by timing, detected in B).")  # fmt: skip
 @rechunk_option
 @input_errors
-def diff(a: str, b: str | None, by: str, hold_ms: float, as_json: bool, dialect: str | None, dialect_b: str | None,
+def diff(a: str, b: str | None, by: str, hold_ms: float, all_rows: bool, as_json: bool, dialect: str | None, dialect_b: str | None,
          rechunk: RechunkSpec | None) -> None:  # fmt: skip
     """Compare capture A with capture B, or with itself re-cut (no B, --rechunk SPEC).
 
@@ -90,7 +94,7 @@ def diff(a: str, b: str | None, by: str, hold_ms: float, as_json: bool, dialect:
                **_result_json(result)}  # fmt: skip
         write_doc(sys.stdout, doc)
     else:
-        _render.console().print(Group(_legend(a, b, rechunk), _view(result)))
+        _render.console().print(Group(_legend(a, b, rechunk), _view(result, all_rows=all_rows)))
     sys.exit(code)
 
 
@@ -120,14 +124,14 @@ def _legend(a: str, b: str | None, rechunk: RechunkSpec | None) -> Text:
     return legend
 
 
-def _view(result: TextDiff | EventsDiff | TimingDiff | TextTimingDiff) -> RenderableType:
+def _view(result: TextDiff | EventsDiff | TimingDiff | TextTimingDiff, *, all_rows: bool = False) -> RenderableType:
     if isinstance(result, TextDiff):
         return _text_view(result)
     if isinstance(result, EventsDiff):
         return _events_view(result)
     if isinstance(result, TextTimingDiff):
-        return _text_timing_view(result)
-    return _timing_view(result)
+        return _text_timing_view(result, all_rows=all_rows)
+    return _timing_view(result, all_rows=all_rows)
 
 
 def _verdict(identical: bool, same: str, different: str) -> Text:
@@ -185,12 +189,12 @@ def _events_view(d: EventsDiff) -> RenderableType:
     return Group(table, verdict)
 
 
-def _timing_view(d: TimingDiff) -> RenderableType:
+def _timing_view(d: TimingDiff, *, all_rows: bool = False) -> RenderableType:
     names = ("A #", "B #", "type", "t in A", "t in B", "delay", "hold")
     table = _render.Rows([_render.Column(name, "left" if name == "type" else "right") for name in names])
     aligned = Text("aligned by events: the hop passed them on", style="dim")
     held = {id(x) for x in d.held}
-    for x in _shown(d.matched, lambda x: id(x) in held):
+    for x in _shown(d.matched, lambda x: id(x) in held, all_rows):
         if isinstance(x, int):
             table.add_row(*_left_out(x, len(names), names.index("type")), style="dim")
             continue
@@ -202,20 +206,22 @@ def _timing_view(d: TimingDiff) -> RenderableType:
         if events:
             shown = ", ".join(f"#{e.index}" for e in events[:20]) + (", ..." if len(events) > 20 else "")
             parts.append(Text(f"{len(events)} event(s) only in {side}: {shown}", style="yellow"))
-    for r in d.releases:
-        parts.append(Text(f"release at t={r.t:.3f} s in B: {len(r.events)} events in {r.span * 1000:.0f} ms, "
-                          f"the first held {r.first_hold:.3f} s"))  # fmt: skip
+    def release(r: HeldRelease) -> Text:
+        return Text(f"release at t={r.t:.3f} s in B: {len(r.events)} events in {r.span * 1000:.0f} ms, "
+                    f"the first held {r.first_hold:.3f} s")  # fmt: skip
+
+    parts += _release_lines(d.releases, release, all_rows)
     parts.append(_verdict(d.identical, d.summary, d.summary))
     return Group(*parts)
 
 
-def _text_timing_view(d: TextTimingDiff) -> RenderableType:
+def _text_timing_view(d: TextTimingDiff, *, all_rows: bool = False) -> RenderableType:
     """One row per event of B that brought text: which of A's events it came from, when, how long
     the hop held its first characters (the longest-held of the row), and a quote of it."""
     names = ("B #", "A #", "chars", "t in A", "t in B", "delay", "hold", "text")
     table = _render.Rows([_render.Column(name, "left" if name == "text" else "right") for name in names])
     held = {id(s) for s in d.held}
-    for row in _shown(_by_b_event(d.stretches), lambda row: any(id(s) in held for s in row)):
+    for row in _shown(_by_b_event(d.stretches), lambda row: any(id(s) in held for s in row), all_rows):
         if isinstance(row, int):
             table.add_row(*_left_out(row, len(names), names.index("text")), style="dim")
             continue
@@ -227,30 +233,42 @@ def _text_timing_view(d: TextTimingDiff) -> RenderableType:
                       _render.seconds(first.t_b), _render.seconds(first.delay), _render.seconds(first.hold), text,
                       style="yellow" if any(id(s) in held for s in row) else "")  # fmt: skip
     parts: list[RenderableType] = [Text("aligned by text: the hop re-framed the events", style="dim"), table]
-    for r in d.releases:
-        quote = _render.safe(r.quote(), newlines=False)
+    def release(r: HeldText) -> Text:
         line = Text(f"release at t={r.t:.3f} s in B: {r.characters} characters in {r.span * 1000:.0f} ms, "
                     f"the first held {r.first_hold:.3f} s: ")  # fmt: skip
-        parts.append(line.append_text(quote))
+        return line.append_text(_render.safe(r.quote(), newlines=False))
+
+    parts += _release_lines(d.releases, release, all_rows)
     parts.append(_verdict(d.identical, d.summary, d.summary))
     return Group(*parts)
 
 
 QUOTED = 40
 """Characters of text quoted in a row of the text timing table."""
-HEAD_ROWS, TAIL_ROWS = 200, 50
-"""A timing table longer than their sum shows its first HEAD_ROWS rows, its last TAIL_ROWS and every
-held row, and says how many rows it left out where it left them (as the HTML report's hold table)."""
+HEAD_ROWS, TAIL_ROWS, HELD_ROWS = 200, 50, 1000
+"""A timing table longer than HEAD_ROWS + TAIL_ROWS shows its first HEAD_ROWS rows, its last
+TAIL_ROWS and, between them, its held rows (the first HELD_ROWS of them: a hop that held a whole
+long answer would print it all), and says how many rows it left out where it left them, as the
+HTML report's hold table does; the release lines under it are cut the same way. --all-rows prints
+them all."""
 
 Row = TypeVar("Row")
 
 
-def _shown(rows: Sequence[Row], held: Callable[[Row], bool]) -> Iterator[Row | int]:
+def _shown(rows: Sequence[Row], held: Callable[[Row], bool], all_rows: bool) -> Iterator[Row | int]:
     """The rows a timing table shows, in order, with the number of rows left out (an int) where
-    some were: the first HEAD_ROWS, the last TAIL_ROWS, and every `held` one."""
-    left_out = 0
+    some were: the first HEAD_ROWS, the last TAIL_ROWS, and the first HELD_ROWS `held` ones between
+    them (`all_rows`: all)."""
+    if all_rows:
+        yield from rows
+        return
+    left_out = held_shown = 0
     for i, row in enumerate(rows):
-        if i < HEAD_ROWS or i >= len(rows) - TAIL_ROWS or held(row):
+        middle = HEAD_ROWS <= i < len(rows) - TAIL_ROWS
+        if middle and held_shown < HELD_ROWS and held(row):
+            held_shown += 1
+            middle = False
+        if not middle:
             if left_out:
                 yield left_out
                 left_out = 0
@@ -259,6 +277,12 @@ def _shown(rows: Sequence[Row], held: Callable[[Row], bool]) -> Iterator[Row | i
             left_out += 1
     if left_out:
         yield left_out
+
+
+def _release_lines(releases: Sequence[Row], line: Callable[[Row], Text], all_rows: bool) -> list[Text]:
+    """A line for each release under a timing table, cut as the table is."""
+    return [Text(f"… {r:,} releases not shown", style="dim") if isinstance(r, int) else line(r)
+            for r in _shown(releases, lambda r: False, all_rows)]  # fmt: skip
 
 
 def _left_out(n: int, columns: int, at: int) -> list[str]:
