@@ -337,6 +337,16 @@ def test_held_rows_past_their_own_cap_are_counted_too(tmp_path: Path, monkeypatc
     assert "… 200 releases not shown" in out and "release at" not in out
 
 
+def test_held_and_releases_are_computed_once() -> None:
+    """Summary, view and --json each ask for them: read, not recomputed over every event each time."""
+    times = upstream()
+    a, b = analyze(stream(times)), analyze(stream(held_downstream(times)))
+    d = diff_timing(a, b)
+    assert d.held is d.held and d.releases is d.releases and d.max_hold is d.max_hold
+    replaced = dataclasses.replace(d, threshold=3.0)  # a copy with another threshold is judged again
+    assert replaced.identical and not replaced.releases and len(d.held) == 31
+
+
 # -- bad input -----------------------------------------------------------------------------
 
 

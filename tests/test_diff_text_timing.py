@@ -128,6 +128,11 @@ def test_the_single_yield_bug_holds_the_answer_until_the_end() -> None:
     )
 
 
+def test_text_holds_are_computed_once() -> None:
+    d = timing(single_yield_app())
+    assert d.held is d.held and d.releases is d.releases and d.held_characters == sum(len(s.text) for s in d.held)
+
+
 def test_the_list_bug_is_one_release_of_many_events() -> None:
     d = timing(list_app())
     assert isinstance(d, TextTimingDiff) and not d.identical
