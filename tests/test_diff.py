@@ -359,6 +359,20 @@ def test_untimed_timing_is_exit_2_one_line(tmp_path: Path) -> None:
         diff_timing(analyze(load_capture(b)), analyze(load_capture(TEXT)))
 
 
+def test_a_refused_json_diff_still_prints_a_document(tmp_path: Path) -> None:
+    """--json: a consumer gets a document to parse, with the error and exit code 2 (stderr says it too)."""
+    times = upstream()
+    up = write(tmp_path, "up.jsonl", stream(times))
+    client = write(tmp_path, "client.jsonl", stream(held_downstream(times)))
+    code, out, err = run(client, up, "--by", "timing", "--json")
+    doc = json.loads(out)
+    assert code == doc["exit_code"] == 2 and "did you swap UPSTREAM and CLIENT?" in doc["error"]
+    assert (doc["by"], doc["a"], doc["b"]) == ("timing", client, up) and "identical" not in doc
+    assert doc["error"] in err
+    code, out, _ = run(str(TEXT), up, "--by", "timing", "--json")
+    assert code == 2 and "untimed" in json.loads(out)["error"]
+
+
 @pytest.mark.parametrize(
     "args, message",
     [

@@ -32,7 +32,8 @@ from .._rechunk import RechunkSpec
 from . import _render
 from ._json import event_json, write_doc
 from ..dialects import DIALECTS
-from ._params import InputError, dialect_option, input_errors, json_option, rechunk_option, stdin_note
+from .._errors import SSEInspectError
+from ._params import InputError, dialect_option, error_line, input_errors, json_option, rechunk_option, stdin_note
 
 __all__ = ["diff"]
 
@@ -73,25 +74,32 @@ def diff(a: str, b: str | None, by: str, hold_ms: float, all_rows: bool, as_json
 
     Exit codes: 0 identical (for --by timing: nothing held more than --hold-ms over the
     baseline), 1 different, 2 bad usage, an unreadable or untimed capture, or (--by timing) A and
-    B with different events and different answer texts.
+    B with different events and different answer texts, or given the wrong way round (B's text
+    before A's). With --json, a refused comparison still prints a document: its "error" and
+    "exit_code" 2.
     """
     if b is None and rechunk is None:
         raise InputError("give a second capture B, or --rechunk SPEC to compare A with itself re-cut")
     if b is None and by == "timing":
         raise InputError("--by timing needs a second capture B: re-cutting A changes no arrival time worth comparing")
-    left, right = _analyses(a, b, rechunk, dialect, dialect_b, own=by == "timing")
-    result: TextDiff | EventsDiff | TimingDiff | TextTimingDiff
-    if by == "text":
-        result = diff_text(left, right)
-    elif by == "events":
-        result = diff_events(left, right)
-    else:
-        result = diff_timing(left, right, threshold=hold_ms / 1000)
+    head = {"by": by, "a": a, "b": b, "rechunk": str(rechunk) if rechunk else None}
+    try:
+        left, right = _analyses(a, b, rechunk, dialect, dialect_b, own=by == "timing")
+        result: TextDiff | EventsDiff | TimingDiff | TextTimingDiff
+        if by == "text":
+            result = diff_text(left, right)
+        elif by == "events":
+            result = diff_events(left, right)
+        else:
+            result = diff_timing(left, right, threshold=hold_ms / 1000)
+    except SSEInspectError as exc:
+        if as_json:  # a document to parse, as check --json gives for a capture it cannot read; stderr says it too
+            write_doc(sys.stdout, {**head, "error": error_line(exc), "exit_code": 2})
+        raise
     code = 0 if result.identical else 1
     if as_json:
-        doc = {"by": by, "a": a, "b": b, "rechunk": str(rechunk) if rechunk else None, "dialect": left.dialect,
-               "dialect_b": right.dialect, "identical": result.identical, "exit_code": code,
-               **_result_json(result)}  # fmt: skip
+        doc = {**head, "dialect": left.dialect, "dialect_b": right.dialect, "identical": result.identical,
+               "exit_code": code, **_result_json(result)}  # fmt: skip
         write_doc(sys.stdout, doc)
     else:
         _render.console().print(Group(_legend(a, b, rechunk), _view(result, all_rows=all_rows)))
