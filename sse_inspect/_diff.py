@@ -32,6 +32,7 @@ from .dialects import Answer
 __all__ = [
     "HOLD_THRESHOLD",
     "RELEASE_WINDOW",
+    "STRAGGLER",
     "EventChange",
     "EventDelay",
     "EventsDiff",
@@ -52,6 +53,8 @@ HOLD_THRESHOLD = 0.1
 jitter, well below the silences a buffering hop causes."""
 RELEASE_WINDOW = 0.010
 """Held events that reached B within this many seconds of each other are one release (one flush)."""
+STRAGGLER = 2
+"""A lone straggler (see `TimingDiff.straggler`) is one held less than this many times the threshold."""
 
 
 # -- text ----------------------------------------------------------------------------------
@@ -360,9 +363,21 @@ class _Holds:
         raise NotImplementedError
 
     @property
+    def straggler(self) -> bool:
+        """Whether all that was held is one straggler: what one event of A brought, held less than
+        `STRAGGLER` times the threshold, alone. One late token is jitter (a scheduler, a delayed
+        ACK, a timer), not a buffer: a hop that buffers holds what comes after it too, so its holds
+        come in more than one release, or bring more than one of A's events, or last longer."""
+        return (
+            len(self.releases) == 1
+            and len({id(d.a) for d in self.held}) == 1
+            and max(d.hold for d in self.held) < STRAGGLER * self.threshold
+        )
+
+    @property
     def identical(self) -> bool:
-        """True when nothing was held more than `threshold` over the baseline."""
-        return not self.held
+        """True when nothing was held more than `threshold` over the baseline, but a lone straggler."""
+        return not self.held or self.straggler
 
 
 @dataclass(frozen=True, slots=True)
@@ -507,6 +522,11 @@ def _summary(d: TimingDiff | TextTimingDiff, unit: str, held: int, size: Callabl
     if not held:
         return (f"the hop {d.hop} held no {unit} more than {d.threshold * 1000:g} ms over its {base} "
                 f"(max {d.max_hold.hold * 1000:.1f} ms)")  # fmt: skip
+    if d.straggler:
+        late = f"A's event #{d.held[0].a.index}"
+        what = late if unit == "event" else f"{held} {unit}{'s' if held > 1 else ''} of {late}"
+        return (f"the hop {d.hop} held nothing but one straggler: {what}, {d.max_hold.hold:.3f} s over its {base}, "
+                f"alone (under {STRAGGLER}x {d.threshold * 1000:g} ms: jitter, not a buffer)")  # fmt: skip
     rels = d.releases
     largest = max(rels, key=size)
     bursts = "1 burst" if len(rels) == 1 else f"{len(rels)} bursts"

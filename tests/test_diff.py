@@ -347,6 +347,41 @@ def test_held_and_releases_are_computed_once() -> None:
     assert replaced.identical and not replaced.releases and len(d.held) == 31
 
 
+def _late(times: list[float], late: dict[int, float]) -> _diff.TimingDiff | _diff.TextTimingDiff:
+    """`times` through a hop with a 5 ms floor that keeps event i back `late[i]` seconds more."""
+    down = [t + 0.005 + late.get(i, 0.0) for i, t in enumerate(times)]
+    return diff_timing(analyze(stream(times)), analyze(stream(down)))
+
+
+def test_one_lone_straggler_is_reported_but_does_not_fail(tmp_path: Path) -> None:
+    """One token 150 ms late (the lab's werkzeug behind nginx: its last token 121 ms late) is
+    jitter: shown as a release, said in the verdict, exit 0."""
+    times = [0.1 + 0.2 * i for i in range(30)]  # 200 ms apart: the late one stays alone in B
+    d = _late(times, {15: 0.15})
+    assert len(d.held) == 1 and d.straggler and d.identical
+    assert d.summary == ("the hop between A and B held nothing but one straggler: A's event #15, "
+                         "0.150 s over its 5.0 ms baseline, alone (under 2x 100 ms: jitter, not a buffer)")  # fmt: skip
+    down = [t + 0.005 + (0.15 if i == 15 else 0.0) for i, t in enumerate(times)]
+    code, out, _ = run(write(tmp_path, "a.jsonl", stream(times)), write(tmp_path, "b.jsonl", stream(down)),
+                       "--by", "timing", "--json")  # fmt: skip
+    doc = json.loads(out)
+    assert code == doc["exit_code"] == 0 and doc["straggler"] and doc["held"] == 1 and len(doc["releases"]) == 1
+
+
+@pytest.mark.parametrize(
+    "late",
+    [
+        pytest.param({15: 0.25}, id="one event held twice the threshold"),
+        pytest.param({10: 0.15, 20: 0.15}, id="two late events, two releases"),
+        pytest.param({10: 0.35, 11: 0.15}, id="two events released together"),
+    ],
+)
+def test_what_is_not_a_lone_straggler_fails(late: dict[int, float]) -> None:
+    d = _late([0.1 + 0.2 * i for i in range(30)], late)
+    assert d.held and not d.straggler and not d.identical
+    assert "straggler" not in d.summary
+
+
 # -- bad input -----------------------------------------------------------------------------
 
 

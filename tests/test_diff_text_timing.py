@@ -128,6 +128,16 @@ def test_the_single_yield_bug_holds_the_answer_until_the_end() -> None:
     )
 
 
+def test_one_late_delta_alone_is_a_straggler() -> None:
+    """The lab's werkzeug behind nginx: one delta 121 ms late, nothing else held: exit 0, said."""
+    at = times()
+    d = timing(plain(words(), [t + FLOOR + (0.121 if i == 20 else 0.0) for i, t in enumerate(at)]))
+    assert isinstance(d, TextTimingDiff) and d.straggler and d.identical and d.held_characters == len(" word20")
+    assert "held nothing but one straggler: 7 characters of A's event #20, 0.121 s" in d.summary
+    d = timing(plain(words(), [t + FLOOR + (0.121 if i in (10, 20) else 0.0) for i, t in enumerate(at)]))
+    assert not d.straggler and not d.identical  # two late deltas, apart: a hop's doing
+
+
 def test_text_holds_are_computed_once() -> None:
     d = timing(single_yield_app())
     assert d.held is d.held and d.releases is d.releases and d.held_characters == sum(len(s.text) for s in d.held)

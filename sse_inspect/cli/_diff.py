@@ -73,7 +73,7 @@ def diff(a: str, b: str | None, by: str, hold_ms: float, all_rows: bool, as_json
     Without B, A is compared with A re-cut by --rechunk: any difference is a parser bug.
 
     Exit codes: 0 identical (for --by timing: nothing held more than --hold-ms over the
-    baseline), 1 different, 2 bad usage, an unreadable or untimed capture, or (--by timing) A and
+    baseline, but one lone straggler under twice it), 1 different, 2 bad usage, an unreadable or untimed capture, or (--by timing) A and
     B with different events and different answer texts, or given the wrong way round (B's text
     before A's). With --json, a refused comparison still prints a document: its "error" and
     "exit_code" 2.
@@ -339,7 +339,7 @@ def _change_json(c: EventChange) -> dict[str, Any]:
 def _timing_head(d: TimingDiff | TextTimingDiff) -> dict[str, Any]:
     """What the JSON of both alignments starts with."""
     return {"alignment": d.alignment, "hop": d.hop, "summary": d.summary, "baseline": d.baseline,
-            "threshold": d.threshold, "window": d.window}  # fmt: skip
+            "threshold": d.threshold, "window": d.window, "straggler": d.straggler}  # fmt: skip
 
 
 def _timing_json(d: TimingDiff) -> dict[str, Any]:
