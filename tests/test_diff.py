@@ -70,6 +70,12 @@ def write(tmp_path: Path, name: str, capture: Capture) -> str:
     return str(path)
 
 
+def held_pair(tmp_path: Path) -> tuple[str, str]:
+    """The upstream's capture and the one after a hop that held events 10-40, written: their paths."""
+    times = upstream()
+    return write(tmp_path, "a.jsonl", stream(times)), write(tmp_path, "b.jsonl", stream(held_downstream(times)))
+
+
 def changed_copy(tmp_path: Path, source: Path, old: bytes, new: bytes) -> str:
     body = source.read_bytes()
     assert body.count(old) == 1
@@ -232,9 +238,7 @@ def test_a_hop_that_holds_events_is_caught() -> None:
 
 
 def test_timing_cli(tmp_path: Path) -> None:
-    times = upstream()
-    a = write(tmp_path, "a.jsonl", stream(times))
-    b = write(tmp_path, "b.jsonl", stream(held_downstream(times)))
+    a, b = held_pair(tmp_path)
     code, out, err = run(a, b, "--by", "timing")
     assert (code, err) == (1, "")
     assert "the hop between A and B held 31 events up to 2.395 s" in " ".join(out.split())
@@ -244,9 +248,7 @@ def test_timing_cli(tmp_path: Path) -> None:
 
 
 def test_timing_json_shape(tmp_path: Path) -> None:
-    times = upstream()
-    a = write(tmp_path, "a.jsonl", stream(times))
-    b = write(tmp_path, "b.jsonl", stream(held_downstream(times)))
+    a, b = held_pair(tmp_path)
     code, out, _ = run(a, b, "--by", "timing", "--json")
     doc = json.loads(out)
     assert code == doc["exit_code"] == 1
@@ -280,14 +282,12 @@ def test_events_lost_by_the_hop_are_reported() -> None:
 def test_a_pair_given_the_wrong_way_round_is_refused(tmp_path: Path) -> None:
     """The client's capture as A, the upstream's as B: B has every event before A, which no hop
     can do (each capture counts from its own request). Refused, not read as a negative baseline."""
-    times = upstream()
-    up = write(tmp_path, "up.jsonl", stream(times))
-    client = write(tmp_path, "client.jsonl", stream(held_downstream(times)))
+    up, client = held_pair(tmp_path)
     code, out, err = run(client, up, "--by", "timing")
     assert code == 2 and out == "" and err.count("\n") == 1
     assert "B's text arrived before A's (by up to 2.400 s" in err and "did you swap UPSTREAM and CLIENT?" in err
     # a swapped pair of a hop that held nothing, 150 ms apart: refused as well
-    late = write(tmp_path, "late.jsonl", stream([t + 0.15 for t in times]))
+    late = write(tmp_path, "late.jsonl", stream([t + 0.15 for t in upstream()]))
     assert run(late, up, "--by", "timing")[0] == 2
 
 
@@ -396,9 +396,7 @@ def test_untimed_timing_is_exit_2_one_line(tmp_path: Path) -> None:
 
 def test_a_refused_json_diff_still_prints_a_document(tmp_path: Path) -> None:
     """--json: a consumer gets a document to parse, with the error and exit code 2 (stderr says it too)."""
-    times = upstream()
-    up = write(tmp_path, "up.jsonl", stream(times))
-    client = write(tmp_path, "client.jsonl", stream(held_downstream(times)))
+    up, client = held_pair(tmp_path)
     code, out, err = run(client, up, "--by", "timing", "--json")
     doc = json.loads(out)
     assert code == doc["exit_code"] == 2 and "did you swap UPSTREAM and CLIENT?" in doc["error"]
