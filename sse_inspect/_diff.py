@@ -20,7 +20,7 @@ import operator
 import re
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from ._analysis import Analysis
@@ -32,6 +32,7 @@ from .dialects import Answer
 __all__ = [
     "HOLD_THRESHOLD",
     "RELEASE_WINDOW",
+    "STRAGGLER",
     "EventChange",
     "EventDelay",
     "EventsDiff",
@@ -52,6 +53,8 @@ HOLD_THRESHOLD = 0.1
 jitter, well below the silences a buffering hop causes."""
 RELEASE_WINDOW = 0.010
 """Held events that reached B within this many seconds of each other are one release (one flush)."""
+STRAGGLER = 2
+"""A lone straggler (see `TimingDiff.straggler`) is one held less than this many times the threshold."""
 
 
 # -- text ----------------------------------------------------------------------------------
@@ -330,14 +333,62 @@ class HeldRelease(Release):
         return self.events[0].hold
 
 
+class _Holds:
+    """What both timing diffs share: the held items (events or stretches of text) and their
+    releases, computed once when the diff is made, the longest hold, and the verdict.
+
+    A subclass is a frozen dataclass with `threshold` and `window`, the fields `held`, `releases`
+    and `max_hold` (not set by its caller), and `_delays` naming the field of its timed items."""
+
+    __slots__ = ()
+    _delays: str
+    threshold: float
+    window: float
+    held: tuple[Any, ...]
+    releases: tuple[Any, ...]
+
+    def __post_init__(self) -> None:
+        delays: Sequence[EventDelay | TextDelay] = getattr(self, self._delays)
+        held = tuple(d for d in delays if d.hold > self.threshold)
+        groups = _flushes(self._in_b_order(held), self.window)
+        object.__setattr__(self, "held", held)
+        object.__setattr__(self, "releases", tuple(self._release(g) for g in groups))
+        # the item held longest, the first of them on a tie (None: nothing was timed)
+        object.__setattr__(self, "max_hold", max(delays, key=operator.attrgetter("hold"), default=None))
+
+    def _in_b_order(self, held: tuple[Any, ...]) -> Sequence[Any]:
+        return held
+
+    def _release(self, group: list[Any]) -> Any:
+        raise NotImplementedError
+
+    @property
+    def straggler(self) -> bool:
+        """Whether all that was held is one straggler: what one event of A brought, held less than
+        `STRAGGLER` times the threshold, alone. One late token is jitter (a scheduler, a delayed
+        ACK, a timer), not a buffer: a hop that buffers holds what comes after it too, so its holds
+        come in more than one release, or bring more than one of A's events, or last longer."""
+        return (
+            len(self.releases) == 1
+            and len({id(d.a) for d in self.held}) == 1
+            and max(d.hold for d in self.held) < STRAGGLER * self.threshold
+        )
+
+    @property
+    def identical(self) -> bool:
+        """True when nothing was held more than `threshold` over the baseline, but a lone straggler."""
+        return not self.held or self.straggler
+
+
 @dataclass(frozen=True, slots=True)
-class TimingDiff:
+class TimingDiff(_Holds):
     """The same stream recorded upstream (A) and downstream (B) of a hop: what the hop held back.
 
     `baseline` is the smallest delay: the hop's latency floor, plus the constant offset between
     the recorders' clocks, which therefore cancels out of every `hold`.
     """
 
+    _delays = "matched"
     matched: tuple[EventDelay, ...]
     only_a: tuple[Event, ...]
     only_b: tuple[Event, ...]
@@ -347,26 +398,17 @@ class TimingDiff:
     hop: str = "between A and B"
     alignment: str = "events"
     """How A and B were aligned: "events" (here), "text" (`TextTimingDiff`)."""
+    held: tuple[EventDelay, ...] = field(init=False, repr=False, compare=False)
+    """Events held more than `threshold` over the baseline."""
+    releases: tuple[HeldRelease, ...] = field(init=False, repr=False, compare=False)
+    max_hold: EventDelay = field(init=False, repr=False, compare=False)
+    """The event held longest (the first of them on a tie)."""
 
-    @property
-    def held(self) -> tuple[EventDelay, ...]:
-        """Events held more than `threshold` over the baseline."""
-        return tuple(d for d in self.matched if d.hold > self.threshold)
+    def _in_b_order(self, held: tuple[EventDelay, ...]) -> list[EventDelay]:
+        return sorted(held, key=lambda d: d.t_b)
 
-    @property
-    def max_hold(self) -> EventDelay:
-        """The event held longest (the first of them on a tie)."""
-        return max(self.matched, key=lambda d: d.hold)
-
-    @property
-    def releases(self) -> tuple[HeldRelease, ...]:
-        groups = _flushes(sorted(self.held, key=lambda d: d.t_b), self.window)
-        return tuple(HeldRelease(t=g[0].t_b, span=g[-1].t_b - g[0].t_b, events=tuple(g)) for g in groups)
-
-    @property
-    def identical(self) -> bool:
-        """True when no event was held more than `threshold` over the baseline."""
-        return not self.held
+    def _release(self, group: list[EventDelay]) -> HeldRelease:
+        return HeldRelease(t=group[0].t_b, span=group[-1].t_b - group[0].t_b, events=tuple(group))
 
     @property
     def summary(self) -> str:
@@ -420,7 +462,7 @@ class HeldText(Release):
 
 
 @dataclass(frozen=True, slots=True)
-class TextTimingDiff:
+class TextTimingDiff(_Holds):
     """The same answer recorded upstream (A) and downstream (B) of a hop that re-framed its events:
     what the hop held back, character by character of the answer text.
 
@@ -428,6 +470,7 @@ class TextTimingDiff:
     A in one event and B in one event. `baseline` is the smallest delay, as in `TimingDiff`.
     """
 
+    _delays = "stretches"
     stretches: tuple[TextDelay, ...]
     characters: int
     """The length of A's answer text."""
@@ -438,30 +481,18 @@ class TextTimingDiff:
     window: float
     hop: str = "between A and B"
     alignment: str = "text"
+    held: tuple[TextDelay, ...] = field(init=False, repr=False, compare=False)
+    """Stretches held more than `threshold` over the baseline."""
+    releases: tuple[HeldText, ...] = field(init=False, repr=False, compare=False)
+    max_hold: TextDelay = field(init=False, repr=False, compare=False)
+    """The stretch held longest (the first of them on a tie)."""
 
-    @property
-    def held(self) -> tuple[TextDelay, ...]:
-        """Stretches held more than `threshold` over the baseline."""
-        return tuple(s for s in self.stretches if s.hold > self.threshold)
+    def _release(self, group: list[TextDelay]) -> HeldText:  # the held stretches in text order: B's order
+        return HeldText(t=group[0].t_b, span=group[-1].t_b - group[0].t_b, stretches=tuple(group))
 
     @property
     def held_characters(self) -> int:
         return sum(len(s.text) for s in self.held)
-
-    @property
-    def max_hold(self) -> TextDelay:
-        """The stretch held longest (the first of them on a tie)."""
-        return max(self.stretches, key=lambda s: s.hold)
-
-    @property
-    def releases(self) -> tuple[HeldText, ...]:
-        groups = _flushes(self.held, self.window)  # in text order, which is B's order
-        return tuple(HeldText(t=g[0].t_b, span=g[-1].t_b - g[0].t_b, stretches=tuple(g)) for g in groups)
-
-    @property
-    def identical(self) -> bool:
-        """True when no character was held more than `threshold` over the baseline."""
-        return not self.held
 
     @property
     def summary(self) -> str:
@@ -491,6 +522,11 @@ def _summary(d: TimingDiff | TextTimingDiff, unit: str, held: int, size: Callabl
     if not held:
         return (f"the hop {d.hop} held no {unit} more than {d.threshold * 1000:g} ms over its {base} "
                 f"(max {d.max_hold.hold * 1000:.1f} ms)")  # fmt: skip
+    if d.straggler:
+        late = f"A's event #{d.held[0].a.index}"
+        what = late if unit == "event" else f"{held} {unit}{'s' if held > 1 else ''} of {late}"
+        return (f"the hop {d.hop} held nothing but one straggler: {what}, {d.max_hold.hold:.3f} s over its {base}, "
+                f"alone (under {STRAGGLER}x {d.threshold * 1000:g} ms: jitter, not a buffer)")  # fmt: skip
     rels = d.releases
     largest = max(rels, key=size)
     bursts = "1 burst" if len(rels) == 1 else f"{len(rels)} bursts"
@@ -537,7 +573,7 @@ def diff_timing(
     if not _passed_on(pairs, a, b):
         return _text_timing(a, b, len(pairs), threshold, window)
     times = [(x.t or 0.0, y.t or 0.0) for x, y in pairs]  # never None: both captures are timed
-    baseline = min(tb - ta for ta, tb in times)
+    baseline = _in_order(min(tb - ta for ta, tb in times), threshold)
     return TimingDiff(
         matched=tuple(EventDelay(x, y, ta, tb, tb - ta, tb - ta - baseline) for (x, y), (ta, tb) in zip(pairs, times)),
         only_a=tuple(only_a),
@@ -546,6 +582,26 @@ def diff_timing(
         threshold=threshold,
         window=window,
     )
+
+
+def _in_order(baseline: float, threshold: float) -> float:
+    """`baseline`, unless it shows that B got the text before A: A and B given the wrong way round.
+
+    Each capture's times count from its own request, so no offset between the recorders' clocks
+    enters a delay; the client's request leaves before the hop's upstream request does, and every
+    character reaches the client after it reached the upstream: recorded in the right order, no
+    delay is negative. A baseline negative by at most `threshold` is let through (recorders may
+    start their clocks a little apart: at the request line, at the connection) and cannot change
+    the verdict: swapped, the holds read are the true longest hold minus each one, and a true hold
+    over `threshold` puts the baseline below `-threshold`. Below it, the pair is refused.
+    """
+    if baseline < -threshold:
+        raise SSEInspectError(
+            f"B's text arrived before A's (by up to {-baseline:.3f} s, more than the {threshold * 1000:g} ms "
+            "--hold-ms): did you swap UPSTREAM and CLIENT?",
+            hint="give the capture recorded before the hop (upstream) as A and the one after it (the client's) as B",
+        )
+    return baseline
 
 
 def _passed_on(pairs: Sequence[tuple[Event, Event]], a: Analysis, b: Analysis) -> bool:
@@ -611,7 +667,7 @@ def _text_timing(a: Analysis, b: Analysis, shared: int, threshold: float, window
         end = min(side_a.ends[i], side_b.ends[j], common)
         cuts.append((side_a.events[i], side_b.events[j], k, end))
         k = end
-    baseline = min((eb.t or 0.0) - (ea.t or 0.0) for ea, eb, _, _ in cuts)  # never None: both are timed
+    baseline = _in_order(min((eb.t or 0.0) - (ea.t or 0.0) for ea, eb, _, _ in cuts), threshold)  # both timed
     stretches = []
     for ea, eb, first, end in cuts:
         start = where[first - 1] + 1 if first else 0  # with the whitespace before it

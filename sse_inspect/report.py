@@ -22,7 +22,7 @@ import html
 import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ._analysis import Analysis, Observer
 from ._capture import Chunk
@@ -456,19 +456,9 @@ def _holds(reports: Sequence[Report]) -> Iterator[str]:
 
 
 def _hold_table(td: TimingDiff) -> Iterator[str]:
-    held = {id(d) for d in td.held}
-    opened = ' open="open"' if len(td.matched) <= 100 else ""
-    yield f"<details{opened}><summary>{len(td.matched)} events on both sides, {len(held)} held</summary>"
-    yield ('<table class="holds"><tr><th class="n">A #</th><th class="n">B #</th><th>type</th><th class="n">t in A</th>'
-           '<th class="n">t in B</th><th class="n">delay</th><th class="n">hold</th></tr>')  # fmt: skip
-    def row(d: EventDelay) -> str:
-        cls = ' class="held"' if id(d) in held else ""
-        return (f'<tr{cls}><td class="n">{d.a.index}</td><td class="n">{d.b.index}</td><td class="mono">'
-                f'{esc(_clip(d.a.type))}</td><td class="n">{seconds(d.t_a)}</td><td class="n">{seconds(d.t_b)}</td>'
-                f'<td class="n">{seconds(d.delay)}</td><td class="n">{seconds(d.hold)}</td></tr>')  # fmt: skip
-
-    yield from _some(td.matched, row, lambda n: f'<tr class="left-out"><td colspan="7">… {n} more events</td></tr>')
-    yield "</table></details>"
+    """One row per event seen on both sides."""
+    yield from _holds_table(td.matched, {id(d) for d in td.held}, "events on both sides", "events", "type",
+                            lambda d: _clip(d.a.type))  # fmt: skip
     if td.only_a or td.only_b:
         yield f'<p class="dim">{len(td.only_a)} event(s) only in A, {len(td.only_b)} only in B.</p>'
 
@@ -476,26 +466,32 @@ def _hold_table(td: TimingDiff) -> Iterator[str]:
 def _text_hold_table(td: TextTimingDiff) -> Iterator[str]:
     """The hold table of a hop that re-framed the events: one row per stretch of the answer text
     that reached A in one event and B in one event."""
-    held = {id(s) for s in td.held}
-    opened = ' open="open"' if len(td.stretches) <= 100 else ""
-    yield (f"<details{opened}><summary>{len(td.stretches)} stretches of text on both sides, {len(held)} held"
-           "</summary>")  # fmt: skip
-    yield ('<table class="holds"><tr><th class="n">A #</th><th class="n">B #</th><th>text</th><th class="n">t in A</th>'
-           '<th class="n">t in B</th><th class="n">delay</th><th class="n">hold</th></tr>')  # fmt: skip
-
-    def row(s: TextDelay) -> str:
-        cls = ' class="held"' if id(s) in held else ""
-        return (f'<tr{cls}><td class="n">{s.a.index}</td><td class="n">{s.b.index}</td><td class="mono">'
-                f'{esc(_clip(s.text.strip()))}</td><td class="n">{seconds(s.t_a)}</td><td class="n">{seconds(s.t_b)}'
-                f'</td><td class="n">{seconds(s.delay)}</td><td class="n">{seconds(s.hold)}</td></tr>')  # fmt: skip
-
-    def more(n: int) -> str:
-        return f'<tr class="left-out"><td colspan="7">… {n} more stretches</td></tr>'
-
-    yield from _some(td.stretches, row, more)
-    yield "</table></details>"
+    yield from _holds_table(td.stretches, {id(s) for s in td.held}, "stretches of text on both sides", "stretches",
+                            "text", lambda s: _clip(s.text.strip()))  # fmt: skip
     if td.lost:
         yield f'<p class="dim">The last {td.lost} characters of A\'s text never reached B.</p>'
+
+
+def _holds_table(items: Sequence[EventDelay | TextDelay], held: set[int], counted: str, unit: str,
+                 what: str, label: Callable[[Any], str]) -> Iterator[str]:  # fmt: skip
+    """The hold table: a row per timed item (an event, a stretch of text: `label` of it in the column
+    `what`), with when it reached A and B, its delay and its hold; the `held` ids marked."""
+    opened = ' open="open"' if len(items) <= 100 else ""
+    yield f"<details{opened}><summary>{len(items)} {counted}, {len(held)} held</summary>"
+    yield (f'<table class="holds"><tr><th class="n">A #</th><th class="n">B #</th><th>{what}</th><th class="n">t in A'
+           '</th><th class="n">t in B</th><th class="n">delay</th><th class="n">hold</th></tr>')  # fmt: skip
+
+    def row(d: EventDelay | TextDelay) -> str:
+        cls = ' class="held"' if id(d) in held else ""
+        return (f'<tr{cls}><td class="n">{d.a.index}</td><td class="n">{d.b.index}</td><td class="mono">'
+                f'{esc(label(d))}</td><td class="n">{seconds(d.t_a)}</td><td class="n">{seconds(d.t_b)}</td>'
+                f'<td class="n">{seconds(d.delay)}</td><td class="n">{seconds(d.hold)}</td></tr>')  # fmt: skip
+
+    def more(n: int) -> str:
+        return f'<tr class="left-out"><td colspan="7">… {n} more {unit}</td></tr>'
+
+    yield from _some(items, row, more)
+    yield "</table></details>"
 
 
 # -- one capture -------------------------------------------------------------------------------

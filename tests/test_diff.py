@@ -70,6 +70,12 @@ def write(tmp_path: Path, name: str, capture: Capture) -> str:
     return str(path)
 
 
+def held_pair(tmp_path: Path) -> tuple[str, str]:
+    """The upstream's capture and the one after a hop that held events 10-40, written: their paths."""
+    times = upstream()
+    return write(tmp_path, "a.jsonl", stream(times)), write(tmp_path, "b.jsonl", stream(held_downstream(times)))
+
+
 def changed_copy(tmp_path: Path, source: Path, old: bytes, new: bytes) -> str:
     body = source.read_bytes()
     assert body.count(old) == 1
@@ -232,9 +238,7 @@ def test_a_hop_that_holds_events_is_caught() -> None:
 
 
 def test_timing_cli(tmp_path: Path) -> None:
-    times = upstream()
-    a = write(tmp_path, "a.jsonl", stream(times))
-    b = write(tmp_path, "b.jsonl", stream(held_downstream(times)))
+    a, b = held_pair(tmp_path)
     code, out, err = run(a, b, "--by", "timing")
     assert (code, err) == (1, "")
     assert "the hop between A and B held 31 events up to 2.395 s" in " ".join(out.split())
@@ -244,9 +248,7 @@ def test_timing_cli(tmp_path: Path) -> None:
 
 
 def test_timing_json_shape(tmp_path: Path) -> None:
-    times = upstream()
-    a = write(tmp_path, "a.jsonl", stream(times))
-    b = write(tmp_path, "b.jsonl", stream(held_downstream(times)))
+    a, b = held_pair(tmp_path)
     code, out, _ = run(a, b, "--by", "timing", "--json")
     doc = json.loads(out)
     assert code == doc["exit_code"] == 1
@@ -277,6 +279,109 @@ def test_events_lost_by_the_hop_are_reported() -> None:
     assert d.identical and [e.index for e in d.only_a] == [59] and not d.only_b
 
 
+def test_a_pair_given_the_wrong_way_round_is_refused(tmp_path: Path) -> None:
+    """The client's capture as A, the upstream's as B: B has every event before A, which no hop
+    can do (each capture counts from its own request). Refused, not read as a negative baseline."""
+    up, client = held_pair(tmp_path)
+    code, out, err = run(client, up, "--by", "timing")
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "B's text arrived before A's (by up to 2.400 s" in err and "did you swap UPSTREAM and CLIENT?" in err
+    # a swapped pair of a hop that held nothing, 150 ms apart: refused as well
+    late = write(tmp_path, "late.jsonl", stream([t + 0.15 for t in upstream()]))
+    assert run(late, up, "--by", "timing")[0] == 2
+
+
+def test_a_baseline_negative_within_the_threshold_is_let_through() -> None:
+    """Two recorders that start their clocks a little apart may put B 20 ms "before" A: under
+    --hold-ms that cannot hide a hold, so it is measured as before."""
+    times = upstream()
+    d = diff_timing(analyze(stream(times)), analyze(stream([t - 0.02 for t in times])))
+    assert d.identical and d.baseline == pytest.approx(-0.02, abs=1e-6)
+    with pytest.raises(SSEInspectError, match="did you swap"):
+        diff_timing(analyze(stream(times)), analyze(stream([t - 0.02 for t in times])), threshold=0.01)
+
+
+def test_a_long_timing_table_shows_its_head_its_tail_and_every_held_row(tmp_path: Path) -> None:
+    """400 events, 5 of them held in the middle: the first 200 rows, the held 5, the last 50 (and
+    [DONE]), with how many rows were left out where they were; --json keeps every row."""
+    times = [0.1 + 0.01 * i for i in range(400)]
+    a = write(tmp_path, "a.jsonl", stream(times))
+    b = write(tmp_path, "b.jsonl", stream([3.3 if 300 <= i < 305 else t + 0.005 for i, t in enumerate(times)]))
+    code, out, _ = run(a, b, "--by", "timing")
+    assert code == 1
+    rows = [line.split()[0] for line in out.splitlines()[3:] if line.split()[:1] and line.split()[0][0] in "0123456789…"]
+    assert rows[:200] == [str(i) for i in range(200)]
+    assert rows[200:207] == ["…", "300", "301", "302", "303", "304", "…"]
+    assert rows[207:] == [str(i) for i in range(351, 401)]
+    assert "100 rows not shown" in out and "46 rows not shown" in out
+    code, out, _ = run(a, b, "--by", "timing", "--all-rows")
+    assert code == 1 and "not shown" not in out and re.search(r"(?m)^ *250 +250 ", out)
+    _, doc, _ = run(a, b, "--by", "timing", "--json")
+    assert len(json.loads(doc)["events"]) == 401
+
+
+def test_held_rows_past_their_own_cap_are_counted_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hop that held a whole long answer would print every row: held rows between the head and
+    the tail are shown up to HELD_ROWS (3 here), the rest counted; so are releases past the cap."""
+    monkeypatch.setattr(_diff_cli, "HELD_ROWS", 3)
+    times = [0.1 + 0.01 * i for i in range(400)]
+    a = write(tmp_path, "a.jsonl", stream(times))
+    b = write(tmp_path, "b.jsonl", stream([3.3 if 300 <= i < 305 else t + 0.005 for i, t in enumerate(times)]))
+    _, out, _ = run(a, b, "--by", "timing")
+    rows = [line.split()[0] for line in out.splitlines()[3:] if line.split()[:1] and line.split()[0][0] in "0123456789…"]
+    assert rows[200:205] == ["…", "300", "301", "302", "…"] and "48 rows not shown" in out
+    monkeypatch.setattr(_diff_cli, "HEAD_ROWS", 0)
+    monkeypatch.setattr(_diff_cli, "TAIL_ROWS", 0)
+    b = write(tmp_path, "b.jsonl", stream([t + 0.2 * (i % 2) for i, t in enumerate(times)]))  # 200 held alone
+    _, out, _ = run(a, b, "--by", "timing")
+    assert "… 200 releases not shown" in out and "release at" not in out
+
+
+def test_held_and_releases_are_computed_once() -> None:
+    """Summary, view and --json each ask for them: read, not recomputed over every event each time."""
+    times = upstream()
+    a, b = analyze(stream(times)), analyze(stream(held_downstream(times)))
+    d = diff_timing(a, b)
+    assert d.held is d.held and d.releases is d.releases and d.max_hold is d.max_hold
+    replaced = dataclasses.replace(d, threshold=3.0)  # a copy with another threshold is judged again
+    assert replaced.identical and not replaced.releases and len(d.held) == 31
+
+
+def _late(times: list[float], late: dict[int, float]) -> _diff.TimingDiff | _diff.TextTimingDiff:
+    """`times` through a hop with a 5 ms floor that keeps event i back `late[i]` seconds more."""
+    down = [t + 0.005 + late.get(i, 0.0) for i, t in enumerate(times)]
+    return diff_timing(analyze(stream(times)), analyze(stream(down)))
+
+
+def test_one_lone_straggler_is_reported_but_does_not_fail(tmp_path: Path) -> None:
+    """One token 150 ms late (the lab's werkzeug behind nginx: its last token 121 ms late) is
+    jitter: shown as a release, said in the verdict, exit 0."""
+    times = [0.1 + 0.2 * i for i in range(30)]  # 200 ms apart: the late one stays alone in B
+    d = _late(times, {15: 0.15})
+    assert len(d.held) == 1 and d.straggler and d.identical
+    assert d.summary == ("the hop between A and B held nothing but one straggler: A's event #15, "
+                         "0.150 s over its 5.0 ms baseline, alone (under 2x 100 ms: jitter, not a buffer)")  # fmt: skip
+    down = [t + 0.005 + (0.15 if i == 15 else 0.0) for i, t in enumerate(times)]
+    code, out, _ = run(write(tmp_path, "a.jsonl", stream(times)), write(tmp_path, "b.jsonl", stream(down)),
+                       "--by", "timing", "--json")  # fmt: skip
+    doc = json.loads(out)
+    assert code == doc["exit_code"] == 0 and doc["straggler"] and doc["held"] == 1 and len(doc["releases"]) == 1
+
+
+@pytest.mark.parametrize(
+    "late",
+    [
+        pytest.param({15: 0.25}, id="one event held twice the threshold"),
+        pytest.param({10: 0.15, 20: 0.15}, id="two late events, two releases"),
+        pytest.param({10: 0.35, 11: 0.15}, id="two events released together"),
+    ],
+)
+def test_what_is_not_a_lone_straggler_fails(late: dict[int, float]) -> None:
+    d = _late([0.1 + 0.2 * i for i in range(30)], late)
+    assert d.held and not d.straggler and not d.identical
+    assert "straggler" not in d.summary
+
+
 # -- bad input -----------------------------------------------------------------------------
 
 
@@ -287,6 +392,18 @@ def test_untimed_timing_is_exit_2_one_line(tmp_path: Path) -> None:
     assert err.count("\n") == 1 and "untimed" in err and str(TEXT) in err
     with pytest.raises(SSEInspectError, match="untimed"):
         diff_timing(analyze(load_capture(b)), analyze(load_capture(TEXT)))
+
+
+def test_a_refused_json_diff_still_prints_a_document(tmp_path: Path) -> None:
+    """--json: a consumer gets a document to parse, with the error and exit code 2 (stderr says it too)."""
+    up, client = held_pair(tmp_path)
+    code, out, err = run(client, up, "--by", "timing", "--json")
+    doc = json.loads(out)
+    assert code == doc["exit_code"] == 2 and "did you swap UPSTREAM and CLIENT?" in doc["error"]
+    assert (doc["by"], doc["a"], doc["b"]) == ("timing", client, up) and "identical" not in doc
+    assert doc["error"] in err
+    code, out, _ = run(str(TEXT), up, "--by", "timing", "--json")
+    assert code == 2 and "untimed" in json.loads(out)["error"]
 
 
 @pytest.mark.parametrize(
@@ -466,8 +583,8 @@ def test_diff_tables_are_drawn_in_linear_time_with_every_row(by: str) -> None:
     a = analyze(stream([0.1 + 0.001 * i for i in range(n)]))
     if by == "timing":
         timing = diff_timing(a, analyze(stream([0.105 + 0.001 * i for i in range(n)])))
-        small_view = _diff_cli._timing_view(dataclasses.replace(timing, matched=timing.matched[: n // 10]))
-        big_view = _diff_cli._timing_view(timing)
+        small = dataclasses.replace(timing, matched=timing.matched[: n // 10])
+        small_view, big_view = (_diff_cli._timing_view(d, all_rows=True) for d in (small, timing))
     else:
         changed = [event(i) if i % 2 else event(i).replace(b"tok", b"TOK") for i in range(n)]  # every other one
         events = diff_events(a, analyze(stream([0.1 + 0.001 * i for i in range(n)], events=changed)))

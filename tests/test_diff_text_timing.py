@@ -128,6 +128,21 @@ def test_the_single_yield_bug_holds_the_answer_until_the_end() -> None:
     )
 
 
+def test_one_late_delta_alone_is_a_straggler() -> None:
+    """The lab's werkzeug behind nginx: one delta 121 ms late, nothing else held: exit 0, said."""
+    at = times()
+    d = timing(plain(words(), [t + FLOOR + (0.121 if i == 20 else 0.0) for i, t in enumerate(at)]))
+    assert isinstance(d, TextTimingDiff) and d.straggler and d.identical and d.held_characters == len(" word20")
+    assert "held nothing but one straggler: 7 characters of A's event #20, 0.121 s" in d.summary
+    d = timing(plain(words(), [t + FLOOR + (0.121 if i in (10, 20) else 0.0) for i, t in enumerate(at)]))
+    assert not d.straggler and not d.identical  # two late deltas, apart: a hop's doing
+
+
+def test_text_holds_are_computed_once() -> None:
+    d = timing(single_yield_app())
+    assert d.held is d.held and d.releases is d.releases and d.held_characters == sum(len(s.text) for s in d.held)
+
+
 def test_the_list_bug_is_one_release_of_many_events() -> None:
     d = timing(list_app())
     assert isinstance(d, TextTimingDiff) and not d.identical
@@ -185,6 +200,16 @@ def test_a_b_with_more_text_than_a_is_refused() -> None:
         timing(plain([*words(), " more"], [t + FLOOR for t in times() + [3.0]]))
 
 
+def test_a_re_framed_pair_given_the_wrong_way_round_is_refused(tmp_path: Path) -> None:
+    """The app's capture as A and its upstream's as B (aligned by text): B's text came first."""
+    app = write(tmp_path, "app.jsonl", single_yield_app())
+    up = write(tmp_path, "up.jsonl", upstream(words(), times()))
+    code, out, err = run(app, up, "--dialect-b", "openai-chat")
+    assert code == 2 and out == ""
+    assert "B's text arrived before A's" in err and "did you swap UPSTREAM and CLIENT?" in err
+    assert run(up, app)[0] == 1  # the right way round: held
+
+
 def test_refusal_on_the_command_line_is_exit_2_one_line(tmp_path: Path) -> None:
     a = write(tmp_path, "a.jsonl", upstream(words(), times()))
     b = write(tmp_path, "b.jsonl", plain(["Something", " else"], [0.4, 0.5]))
@@ -238,6 +263,21 @@ def test_the_view_says_text_and_quotes_the_release(tmp_path: Path) -> None:
     assert code == 0 and "✔ the hop between A and B held no character" in " ".join(out.split())
     code, out, _ = run(a, a)
     assert code == 0 and "aligned by events: the hop passed them on" in out
+
+
+def test_a_long_text_timing_table_is_cut_but_keeps_the_held_rows(tmp_path: Path) -> None:
+    """300 deltas re-framed one by one, 3 held past the first 200: those 3 rows are shown among the
+    first 200 and the last 50, and the rows left out are counted where they were."""
+    n = 300
+    at = times(n)
+    b_at = [at[246] + FLOOR if 240 <= i < 243 else t + FLOOR for i, t in enumerate(at)]
+    a = write(tmp_path, "a.jsonl", upstream(words(n), at))
+    b = write(tmp_path, "b.jsonl", plain(words(n), b_at))
+    code, out, _ = run(a, b)
+    assert code == 1
+    rows = [line.split()[0] for line in out.splitlines()[3:] if line.split()[:1] and line.split()[0][0] in "0123456789…"]
+    assert rows == [*map(str, range(200)), "…", "240", "241", "242", "…", *map(str, range(250, 300))]
+    assert "40 rows not shown" in out and "7 rows not shown" in out
 
 
 def test_text_timing_json_shape(tmp_path: Path) -> None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeVar
 
 import click
 from rich.console import Group, RenderableType
@@ -15,6 +16,8 @@ from .._diff import (
     HOLD_THRESHOLD,
     EventChange,
     EventsDiff,
+    HeldRelease,
+    HeldText,
     TextDelay,
     TextDiff,
     TextTimingDiff,
@@ -29,7 +32,8 @@ from .._rechunk import RechunkSpec
 from . import _render
 from ._json import event_json, write_doc
 from ..dialects import DIALECTS
-from ._params import InputError, dialect_option, input_errors, json_option, rechunk_option, stdin_note
+from .._errors import SSEInspectError
+from ._params import InputError, dialect_option, error_line, input_errors, json_option, rechunk_option, stdin_note
 
 __all__ = ["diff"]
 
@@ -46,13 +50,15 @@ CONTEXT = 40
               help="Compare the rebuilt answers, the events, or when the events arrived.")  # fmt: skip
 @click.option("--hold-ms", type=click.FloatRange(min=0), default=HOLD_THRESHOLD * 1000, show_default=True,
               help="--by timing: an event (or text) this much slower than the fastest counts as held.")  # fmt: skip
+@click.option("--all-rows", is_flag=True,
+              help="--by timing: print every row of the table (default: the first 200, the last 50 and every held row).")  # fmt: skip
 @json_option
 @dialect_option
 @click.option("--dialect-b", type=click.Choice(list(DIALECTS)), default=None,
               help="B's grammar, when a hop changed it (default: A's; for --by timing, detected in B).")  # fmt: skip
 @rechunk_option
 @input_errors
-def diff(a: str, b: str | None, by: str, hold_ms: float, as_json: bool, dialect: str | None, dialect_b: str | None,
+def diff(a: str, b: str | None, by: str, hold_ms: float, all_rows: bool, as_json: bool, dialect: str | None, dialect_b: str | None,
          rechunk: RechunkSpec | None) -> None:  # fmt: skip
     """Compare capture A with capture B, or with itself re-cut (no B, --rechunk SPEC).
 
@@ -67,29 +73,36 @@ def diff(a: str, b: str | None, by: str, hold_ms: float, as_json: bool, dialect:
     Without B, A is compared with A re-cut by --rechunk: any difference is a parser bug.
 
     Exit codes: 0 identical (for --by timing: nothing held more than --hold-ms over the
-    baseline), 1 different, 2 bad usage, an unreadable or untimed capture, or (--by timing) A and
-    B with different events and different answer texts.
+    baseline, but one lone straggler under twice it), 1 different, 2 bad usage, an unreadable or untimed capture, or (--by timing) A and
+    B with different events and different answer texts, or given the wrong way round (B's text
+    before A's). With --json, a refused comparison still prints a document: its "error" and
+    "exit_code" 2.
     """
     if b is None and rechunk is None:
         raise InputError("give a second capture B, or --rechunk SPEC to compare A with itself re-cut")
     if b is None and by == "timing":
         raise InputError("--by timing needs a second capture B: re-cutting A changes no arrival time worth comparing")
-    left, right = _analyses(a, b, rechunk, dialect, dialect_b, own=by == "timing")
-    result: TextDiff | EventsDiff | TimingDiff | TextTimingDiff
-    if by == "text":
-        result = diff_text(left, right)
-    elif by == "events":
-        result = diff_events(left, right)
-    else:
-        result = diff_timing(left, right, threshold=hold_ms / 1000)
+    head = {"by": by, "a": a, "b": b, "rechunk": str(rechunk) if rechunk else None}
+    try:
+        left, right = _analyses(a, b, rechunk, dialect, dialect_b, own=by == "timing")
+        result: TextDiff | EventsDiff | TimingDiff | TextTimingDiff
+        if by == "text":
+            result = diff_text(left, right)
+        elif by == "events":
+            result = diff_events(left, right)
+        else:
+            result = diff_timing(left, right, threshold=hold_ms / 1000)
+    except SSEInspectError as exc:
+        if as_json:  # a document to parse, as check --json gives for a capture it cannot read; stderr says it too
+            write_doc(sys.stdout, {**head, "error": error_line(exc), "exit_code": 2})
+        raise
     code = 0 if result.identical else 1
     if as_json:
-        doc = {"by": by, "a": a, "b": b, "rechunk": str(rechunk) if rechunk else None, "dialect": left.dialect,
-               "dialect_b": right.dialect, "identical": result.identical, "exit_code": code,
-               **_result_json(result)}  # fmt: skip
+        doc = {**head, "dialect": left.dialect, "dialect_b": right.dialect, "identical": result.identical,
+               "exit_code": code, **_result_json(result)}  # fmt: skip
         write_doc(sys.stdout, doc)
     else:
-        _render.console().print(Group(_legend(a, b, rechunk), _view(result)))
+        _render.console().print(Group(_legend(a, b, rechunk), _view(result, all_rows=all_rows)))
     sys.exit(code)
 
 
@@ -119,14 +132,14 @@ def _legend(a: str, b: str | None, rechunk: RechunkSpec | None) -> Text:
     return legend
 
 
-def _view(result: TextDiff | EventsDiff | TimingDiff | TextTimingDiff) -> RenderableType:
+def _view(result: TextDiff | EventsDiff | TimingDiff | TextTimingDiff, *, all_rows: bool = False) -> RenderableType:
     if isinstance(result, TextDiff):
         return _text_view(result)
     if isinstance(result, EventsDiff):
         return _events_view(result)
     if isinstance(result, TextTimingDiff):
-        return _text_timing_view(result)
-    return _timing_view(result)
+        return _text_timing_view(result, all_rows=all_rows)
+    return _timing_view(result, all_rows=all_rows)
 
 
 def _verdict(identical: bool, same: str, different: str) -> Text:
@@ -184,34 +197,42 @@ def _events_view(d: EventsDiff) -> RenderableType:
     return Group(table, verdict)
 
 
-def _timing_view(d: TimingDiff) -> RenderableType:
+def _timing_view(d: TimingDiff, *, all_rows: bool = False) -> RenderableType:
     names = ("A #", "B #", "type", "t in A", "t in B", "delay", "hold")
     table = _render.Rows([_render.Column(name, "left" if name == "type" else "right") for name in names])
     aligned = Text("aligned by events: the hop passed them on", style="dim")
-    held = set(d.held)
-    for x in d.matched:
+    held = {id(x) for x in d.held}
+    for x in _shown(d.matched, lambda x: id(x) in held, all_rows):
+        if isinstance(x, int):
+            table.add_row(*_left_out(x, len(names), names.index("type")), style="dim")
+            continue
         table.add_row(str(x.a.index), str(x.b.index), _render.safe(x.a.type, newlines=False), _render.seconds(x.t_a),
                       _render.seconds(x.t_b), _render.seconds(x.delay), _render.seconds(x.hold),
-                      style="yellow" if x in held else "")  # fmt: skip
+                      style="yellow" if id(x) in held else "")  # fmt: skip
     parts: list[RenderableType] = [aligned, table]
     for side, events in (("A", d.only_a), ("B", d.only_b)):
         if events:
             shown = ", ".join(f"#{e.index}" for e in events[:20]) + (", ..." if len(events) > 20 else "")
             parts.append(Text(f"{len(events)} event(s) only in {side}: {shown}", style="yellow"))
-    for r in d.releases:
-        parts.append(Text(f"release at t={r.t:.3f} s in B: {len(r.events)} events in {r.span * 1000:.0f} ms, "
-                          f"the first held {r.first_hold:.3f} s"))  # fmt: skip
+    def release(r: HeldRelease) -> Text:
+        return Text(f"release at t={r.t:.3f} s in B: {len(r.events)} events in {r.span * 1000:.0f} ms, "
+                    f"the first held {r.first_hold:.3f} s")  # fmt: skip
+
+    parts += _release_lines(d.releases, release, all_rows)
     parts.append(_verdict(d.identical, d.summary, d.summary))
     return Group(*parts)
 
 
-def _text_timing_view(d: TextTimingDiff) -> RenderableType:
+def _text_timing_view(d: TextTimingDiff, *, all_rows: bool = False) -> RenderableType:
     """One row per event of B that brought text: which of A's events it came from, when, how long
     the hop held its first characters (the longest-held of the row), and a quote of it."""
     names = ("B #", "A #", "chars", "t in A", "t in B", "delay", "hold", "text")
     table = _render.Rows([_render.Column(name, "left" if name == "text" else "right") for name in names])
     held = {id(s) for s in d.held}
-    for row in _by_b_event(d.stretches):
+    for row in _shown(_by_b_event(d.stretches), lambda row: any(id(s) in held for s in row), all_rows):
+        if isinstance(row, int):
+            table.add_row(*_left_out(row, len(names), names.index("text")), style="dim")
+            continue
         first, last = row[0], row[-1]
         from_a = str(first.a.index) if first.a is last.a else f"{first.a.index}-{last.a.index}"
         text = _render.safe("".join(s.text for s in row[:QUOTED]).strip(), newlines=False)
@@ -220,17 +241,63 @@ def _text_timing_view(d: TextTimingDiff) -> RenderableType:
                       _render.seconds(first.t_b), _render.seconds(first.delay), _render.seconds(first.hold), text,
                       style="yellow" if any(id(s) in held for s in row) else "")  # fmt: skip
     parts: list[RenderableType] = [Text("aligned by text: the hop re-framed the events", style="dim"), table]
-    for r in d.releases:
-        quote = _render.safe(r.quote(), newlines=False)
+    def release(r: HeldText) -> Text:
         line = Text(f"release at t={r.t:.3f} s in B: {r.characters} characters in {r.span * 1000:.0f} ms, "
                     f"the first held {r.first_hold:.3f} s: ")  # fmt: skip
-        parts.append(line.append_text(quote))
+        return line.append_text(_render.safe(r.quote(), newlines=False))
+
+    parts += _release_lines(d.releases, release, all_rows)
     parts.append(_verdict(d.identical, d.summary, d.summary))
     return Group(*parts)
 
 
 QUOTED = 40
 """Characters of text quoted in a row of the text timing table."""
+HEAD_ROWS, TAIL_ROWS, HELD_ROWS = 200, 50, 1000
+"""A timing table longer than HEAD_ROWS + TAIL_ROWS shows its first HEAD_ROWS rows, its last
+TAIL_ROWS and, between them, its held rows (the first HELD_ROWS of them: a hop that held a whole
+long answer would print it all), and says how many rows it left out where it left them, as the
+HTML report's hold table does; the release lines under it are cut the same way. --all-rows prints
+them all."""
+
+Row = TypeVar("Row")
+
+
+def _shown(rows: Sequence[Row], held: Callable[[Row], bool], all_rows: bool) -> Iterator[Row | int]:
+    """The rows a timing table shows, in order, with the number of rows left out (an int) where
+    some were: the first HEAD_ROWS, the last TAIL_ROWS, and the first HELD_ROWS `held` ones between
+    them (`all_rows`: all)."""
+    if all_rows:
+        yield from rows
+        return
+    left_out = held_shown = 0
+    for i, row in enumerate(rows):
+        middle = HEAD_ROWS <= i < len(rows) - TAIL_ROWS
+        if middle and held_shown < HELD_ROWS and held(row):
+            held_shown += 1
+            middle = False
+        if not middle:
+            if left_out:
+                yield left_out
+                left_out = 0
+            yield row
+        else:
+            left_out += 1
+    if left_out:
+        yield left_out
+
+
+def _release_lines(releases: Sequence[Row], line: Callable[[Row], Text], all_rows: bool) -> list[Text]:
+    """A line for each release under a timing table, cut as the table is."""
+    return [Text(f"… {r:,} releases not shown", style="dim") if isinstance(r, int) else line(r)
+            for r in _shown(releases, lambda r: False, all_rows)]  # fmt: skip
+
+
+def _left_out(n: int, columns: int, at: int) -> list[str]:
+    """The cells of the row that stands for `n` rows left out, said in column `at` (a text column)."""
+    cells = ["…", *([""] * (columns - 1))]
+    cells[at] = f"{n:,} rows not shown"
+    return cells
 
 
 def _by_b_event(stretches: tuple[TextDelay, ...]) -> list[list[TextDelay]]:
@@ -272,7 +339,7 @@ def _change_json(c: EventChange) -> dict[str, Any]:
 def _timing_head(d: TimingDiff | TextTimingDiff) -> dict[str, Any]:
     """What the JSON of both alignments starts with."""
     return {"alignment": d.alignment, "hop": d.hop, "summary": d.summary, "baseline": d.baseline,
-            "threshold": d.threshold, "window": d.window}  # fmt: skip
+            "threshold": d.threshold, "window": d.window, "straggler": d.straggler}  # fmt: skip
 
 
 def _timing_json(d: TimingDiff) -> dict[str, Any]:

@@ -41,6 +41,11 @@ class Interrupted(click.ClickException):
         click.echo(f"{newline}{self.message}", err=True)
 
 
+def error_line(exc: SSEInspectError) -> str:
+    """The library's error as one line: its message, then its hint."""
+    return exc.message if exc.hint is None else f"{exc.message} (hint: {exc.hint})"
+
+
 def input_errors(func: F) -> F:
     """Turn the library's `SSEInspectError` into a one-line CLI error; anything else is a bug."""
 
@@ -49,8 +54,7 @@ def input_errors(func: F) -> F:
         try:
             return func(*args, **kwargs)
         except SSEInspectError as exc:
-            message = exc.message if exc.hint is None else f"{exc.message} (hint: {exc.hint})"
-            raise InputError(message) from None
+            raise InputError(error_line(exc)) from None
 
     return wrapper  # type: ignore[return-value]
 
