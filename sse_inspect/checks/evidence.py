@@ -166,6 +166,9 @@ class Bursts(Evidence):
     bursts: tuple[Burst, ...]
     events_held: int
     pace_ms: float
+    lumps: bool = False
+    """True: the bursts are lumps of a few events, read after read (a hop merging small writes), not
+    many events after one long hold."""
 
 
 @dataclass(frozen=True, slots=True)

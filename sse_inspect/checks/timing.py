@@ -370,6 +370,7 @@ class TimingCheck(Check):
             tuple(Burst(r.t, r.text_events, r.bytes, round(r.silence, 6), round(r.span * 1000, 3)) for r in lumps),
             events_held=held,
             pace_ms=round(self.pace() * 1000, 3),
+            lumps=True,
         )
         yield self.found("buffering-burst", f"{held} of {total} text events arrived in lumps of {size}: "
                          f"{len(lumps)} reads, each after a silence (median {median:.3f} s), from t={lumps[0].t:.3f} "

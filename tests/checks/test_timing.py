@@ -24,6 +24,7 @@ from sse_inspect._diff import HeldRelease, diff_timing
 from sse_inspect._release import Release
 from sse_inspect.checks import CODES, Finding, Report, Severity, Thresholds, check_capture, parse_threshold
 from sse_inspect.checks._check import Context
+from sse_inspect.checks.evidence import Bursts
 from sse_inspect.checks.timing import ChunkRelease, TimingCheck
 
 from ..helpers import CORPUS
@@ -98,7 +99,7 @@ def test_one_burst_after_a_silence() -> None:
     assert burst.severity == Severity.WARNING
     assert burst.t == release
     assert f"40 text events held 2.000 s and released in 3 ms at t={release:.3f} s" in burst.message
-    assert burst.evidence.events_held == 40
+    assert burst.evidence.events_held == 40 and not burst.evidence.lumps
     assert [b.events for b in burst.evidence.bursts] == [40]
     assert {f.code for f in report.findings} & TIMING == {"buffering-burst"}
     assert report.verdict == f"BUFFERED: {burst.message}"
@@ -659,6 +660,7 @@ def test_a_few_events_a_read_read_after_read_are_lumps(per: int, period: float, 
     report = check(T.lumps(per, period, gap_ms=gap_ms))
     burst = only(report, "buffering-burst")
     assert f"60 of 60 text events arrived in lumps of {per}" in burst.message
+    assert isinstance(burst.evidence, Bursts) and burst.evidence.lumps
     assert burst.evidence.events_held == 60 and len(burst.evidence.bursts) == -(-60 // per)
     assert {b.events for b in burst.evidence.bursts} == {per}
 
