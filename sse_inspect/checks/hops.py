@@ -302,6 +302,8 @@ def with_culprits(findings: Sequence[Finding], hops: Sequence[Hop]) -> tuple[lis
     if held:
         shared = next((c for c in held if c.decided), held[0])
         blamed.update({code: shared for code in BUFFERING if code in blamed})
+        if shared.decided and "headers-held" in blamed:  # the headers waited for the same held body
+            blamed["headers-held"] = _headers_with_body(shared, hops)
     out = [replace(f, advice=blamed[f.code].fix) if f.code in blamed else f for f in findings]
     return out, next((blamed[code] for code in CAUSES if code in blamed), None)
 
@@ -356,6 +358,14 @@ def _buffering(f: Finding, between: list[str], server: str | None, compressed: b
                       between, server)  # fmt: skip
     return _among([*buffering, APPLICATION, *others], "buffering", "events arrived held and released together",
                   between, server)  # fmt: skip
+
+
+def _headers_with_body(held: Culprit, hops: Sequence[Hop]) -> Culprit:
+    """Held headers when the body's holder is decided: the headers waited for that held body, so the
+    same hop held them, and its fix for headers applies."""
+    server = next((h.name for h in hops if h.kind == "server"), None)
+    why = f"the headers came only with the first event, which {label(held.hop)} held: the body's cause held them"
+    return Culprit(held.hop, True, (held.hop,), why, _fix(held.hop, "headers", server))
 
 
 def _compression(between: list[str], server: str | None, what: str) -> Culprit:

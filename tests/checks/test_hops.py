@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from sse_inspect import Capture, dump_capture, load_capture
 from sse_inspect.checks import Finding, Severity, check_capture, parse_codes
 from sse_inspect.checks.evidence import Encoding, FixedSizeFlush, HeadersHeld, SingleFlush, TimeoutCut
-from sse_inspect.checks.hops import CATALOGUE, Culprit, Hop, blame, culprit, read_hops
+from sse_inspect.checks.hops import CATALOGUE, Culprit, Hop, blame, culprit, read_hops, with_culprits
 from sse_inspect.cli import cli
 from sse_inspect.report import html_report
 
@@ -360,3 +360,18 @@ def test_a_culprit_is_frozen() -> None:
     c = Culprit("application", True, ("application",), "why", "fix")
     with pytest.raises(dataclasses.FrozenInstanceError):
         c.hop = "nginx"  # type: ignore[misc]
+
+
+def test_held_headers_follow_the_decided_culprit_of_the_held_body() -> None:
+    """The string bug behind nginx: one event held the whole answer, so the app is decided; the headers
+    waited for that same body, so headers-held names the app too, not "record both sides of nginx"."""
+    body = finding("single-flush", SingleFlush(1, 110, 1.9, 1.9))
+    found, c = with_culprits([body, finding("headers-held", HeadersHeld(1.9, 1.9))], hops("nginx"))
+    held = next(f for f in found if f.code == "headers-held")
+    assert c is not None and (c.hop, c.decided) == ("application", True)
+    assert held.fix.startswith("send the headers at once") and "record both sides" not in held.fix
+    # near miss: a flush of many events behind nginx decides nothing, so the headers stay undecided too
+    burst = finding("buffering-burst")
+    found, c = with_culprits([burst, finding("headers-held", HeadersHeld(1.9, 1.9))], hops("nginx"))
+    held = next(f for f in found if f.code == "headers-held")
+    assert c is not None and not c.decided and held.fix.startswith("record both sides of nginx")
