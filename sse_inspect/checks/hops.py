@@ -278,6 +278,9 @@ QUIET_COMPRESSORS = "Apache, HAProxy and Traefik"
 """Proxies that compress and, by default, add no header of their own (the lab's Apache and HAProxy
 passed gunicorn's Server header on): the culprit's reason says so when it names the app's compression."""
 
+QUIET_PROXIES = ("apache", "haproxy")
+"""Proxies that, by default, add no header of their own: unseen, they remain suspects of fixed-size slices."""
+
 _PAGE_SLICES = (4096, 8192)
 """nginx's `proxy_buffer_size` is one memory page (4 or 8 KiB): slices of that size behind nginx are nginx's."""
 
@@ -300,7 +303,7 @@ def with_culprits(findings: Sequence[Finding], hops: Sequence[Hop]) -> tuple[lis
     blamed = {f.code: c for f in findings if (c := blame(f, hops, findings)) is not None}
     held = [blamed[code] for code in BUFFERING if code in blamed]
     if held:
-        shared = next((c for c in held if c.decided), held[0])
+        shared = _shared(blamed, findings)
         blamed.update({code: shared for code in BUFFERING if code in blamed})
         if shared.decided and "headers-held" in blamed:  # the headers waited for the same held body
             blamed["headers-held"] = _headers_with_body(shared, hops)
@@ -350,6 +353,8 @@ def _buffering(f: Finding, between: list[str], server: str | None, compressed: b
         return _compression(between, server, "a compressed stream arrived in flushes")
     buffering = [h for h in between if CATALOGUE[h].buffers]
     others = [h for h in between if h not in buffering]
+    if size is not None and not between:
+        return _unseen_slicer(size, server)
     if size is not None:
         return _among([*buffering, APPLICATION, *others], "buffering",
                       f"slices of exactly {size} bytes cut across events", between, server)  # fmt: skip
@@ -358,6 +363,32 @@ def _buffering(f: Finding, between: list[str], server: str | None, compressed: b
                       between, server)  # fmt: skip
     return _among([*buffering, APPLICATION, *others], "buffering", "events arrived held and released together",
                   between, server)  # fmt: skip
+
+
+def _shared(blamed: dict[str, Culprit], findings: Sequence[Finding]) -> Culprit:
+    """The one culprit of the buffering findings: one event holding the whole answer (the app's, decided)
+    first; then the slices' (their size says more than a burst's timing, and unseen proxies cut slices);
+    then a decided one; else the first."""
+    one_event = any(f.code == "single-flush" and isinstance(f.evidence, SingleFlush) and f.evidence.events == 1
+                    for f in findings)  # fmt: skip
+    if one_event:
+        return blamed["single-flush"]
+    if "fixed-size-flush" in blamed:
+        return blamed["fixed-size-flush"]
+    held = [blamed[code] for code in BUFFERING if code in blamed]
+    return next((c for c in held if c.decided), held[0])
+
+
+def _unseen_slicer(size: int, server: str | None) -> Culprit:
+    """Fixed-size slices with no proxy in the headers: the app's stack may have cut them, or a proxy that
+    names itself in no header (the lab's Apache mod_proxy and HAProxy pass the app's Server header on)."""
+    candidates = (APPLICATION, *QUIET_PROXIES)
+    why = (f"slices of exactly {size} bytes cut across events, and the headers show no proxy; but "
+           f"{' and '.join(QUIET_PROXIES)} name themselves in no header: recording the app directly decides")
+    fixes = "; ".join(f"for {label(c)}: {_fix(c, 'buffering', server)}" for c in candidates)
+    decide = (f"record the app on its own port (no proxy) and run `sse-inspect diff --by timing APP CLIENT`: "
+              f"the same slices there are the app's, none are a proxy's; {fixes}")
+    return Culprit(APPLICATION, False, candidates, why, decide)
 
 
 def _headers_with_body(held: Culprit, hops: Sequence[Hop]) -> Culprit:

@@ -375,3 +375,17 @@ def test_held_headers_follow_the_decided_culprit_of_the_held_body() -> None:
     found, c = with_culprits([burst, finding("headers-held", HeadersHeld(1.9, 1.9))], hops("nginx"))
     held = next(f for f in found if f.code == "headers-held")
     assert c is not None and not c.decided and held.fix.startswith("record both sides of nginx")
+
+
+def test_fixed_size_slices_with_no_proxy_seen_leave_an_unseen_proxy_in_doubt() -> None:
+    """Apache's mod_proxy and HAProxy pass the app's `Server: gunicorn` on (the lab): slices with no proxy
+    in the headers are the app's or theirs, and the reason quotes the slices, not a burst."""
+    found, c = with_culprits([finding("buffering-burst"), finding("fixed-size-flush", FixedSizeFlush(4096, 6, 6))],
+                             hops("gunicorn"))  # fmt: skip
+    assert c is not None and (c.decided, c.candidates) == (False, ("application", "apache", "haproxy"))
+    assert "slices of exactly 4096 bytes" in c.why and "held and released together" not in c.why
+    assert c.fix.startswith("record the app on its own port") and "flushpackets=on" in c.fix
+    assert {f.fix for f in found if f.code in ("buffering-burst", "fixed-size-flush")} == {c.fix}
+    # near miss: a burst with no slices and no proxy seen stays the application's, decided
+    c = culprit([finding("buffering-burst")], hops("gunicorn"))
+    assert c is not None and (c.hop, c.decided) == ("application", True)
