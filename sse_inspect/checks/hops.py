@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 from .._capture import Capture
 from ._model import Finding
-from .evidence import FixedSizeFlush, SingleFlush, TimeoutCut
+from .evidence import ContentLength, FixedSizeFlush, SingleFlush, TimeoutCut
 
 __all__ = [
     "CATALOGUE", "CAUSES", "Culprit", "Hop", "Known", "blame", "culprit", "culprit_line", "hops_line", "label",
@@ -328,6 +328,8 @@ def blame(f: Finding, hops: Sequence[Hop], findings: Sequence[Finding] = ()) -> 
     if f.code == "compressed-stream":
         return _compression(between, server, "the stream was compressed")
     if f.code == "content-length-on-stream":
+        if isinstance(f.evidence, ContentLength) and f.evidence.streamed:
+            return None  # the body arrived spread out: nothing held it, the header is only wrong
         return _among([APPLICATION, *buffering], "length", "a Content-Length was set, so the whole body was held "
                       "before it was sent", between, server)  # fmt: skip
     if f.code == "headers-held":  # a WSGI server sends them with the first write; a buffering proxy with its flush

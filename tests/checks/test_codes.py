@@ -157,7 +157,7 @@ TRIGGERS = [
     Case("17-lines-of-1-MiB", "event-too-long", lambda: T.long_line(17 << 20, lines=17), E,
          ("an event whose data came to 17825706 characters (over the limit of 16777216) was dropped",)),
     Case("content-length", "content-length-on-stream", with_headers(("Content-Length", "1904")), W,
-         ("Content-Length: 1904", "held the whole body")),
+         ("Content-Length: 1904", "arrived spread over", "the header is wrong for a stream")),
     Case("no-cache-control", "no-cache-header", with_headers(base=T.SSE_HEADERS[:1]), I, ("no Cache-Control",)),
     Case("cacheable", "no-cache-header", with_headers(("Cache-Control", "max-age=60"), base=T.SSE_HEADERS[:1]), I,
          ("(Cache-Control: max-age=60)",)),
@@ -215,6 +215,9 @@ TRIGGERS = [
          ("a JSON document served as text/event-stream", """'{"error": {"message": "Rate limit""")),
     Case("blank-lines-stripped", "not-an-event-stream", lambda: T.capture(STRIPPED), E,
          ("20 data lines and no blank line between them", "'data:  tok0\\ndata:  tok1")),
+    Case("length-not-a-number-held", "content-length-on-stream",
+         lambda: T.capture([(1.6, b"".join(OA))], headers=T.SSE_HEADERS + (("Content-Length", "abc"),)), W,
+         ("Content-Length: 'abc' (not a number)", "held the whole body")),
 ]
 
 NEAR_MISSES = [

@@ -389,3 +389,16 @@ def test_fixed_size_slices_with_no_proxy_seen_leave_an_unseen_proxy_in_doubt() -
     # near miss: a burst with no slices and no proxy seen stays the application's, decided
     c = culprit([finding("buffering-burst")], hops("gunicorn"))
     assert c is not None and (c.hop, c.decided) == ("application", True)
+
+
+def test_a_content_length_on_a_stream_that_streamed_names_no_culprit() -> None:
+    """The events arrived spread over seconds: nothing held the body, the header is only wrong, and an OK
+    verdict gets no "most likely" line beside it; held at once, the application is named."""
+    paced = T.paced(T.openai_events(20), headers=T.SSE_HEADERS + (("Content-Length", "1904"),))
+    report = check_capture(paced)
+    [length] = [f for f in report.findings if f.code == "content-length-on-stream"]
+    assert report.culprit is None and report.verdict.startswith("OK")
+    assert "held the whole body" not in length.message and "no Content-Length" in length.fix
+    held = T.capture([(1.6, b"".join(T.openai_events(20)))], headers=T.SSE_HEADERS + (("Content-Length", "1904"),))
+    report = check_capture(held)
+    assert report.culprit is not None and report.culprit.hop == "application"
