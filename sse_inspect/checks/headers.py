@@ -67,7 +67,9 @@ class HeadersCheck(Check):
         spread out, when the header is only wrong, and risky."""
         length = int(value) if value.strip().isdigit() else None
         shown = f"Content-Length: {value}" if length is not None else f"Content-Length: {value!r} (not a number)"
-        spread = self.last_t - self.first_t if ctx.timed and self.first_t is not None and self.last_t is not None else None
+        spread = None
+        if ctx.timed and self.first_t is not None and self.last_t is not None:
+            spread = round(self.last_t - self.first_t, 6)
         streamed = spread is not None and spread * 1000 >= self.thresholds.burst_min_silence_ms
         evidence = ContentLength(length, spread, streamed)
         if streamed:
