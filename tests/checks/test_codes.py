@@ -98,12 +98,12 @@ TRIGGERS = [
     Case("text-cut", "connection-cut",
          lambda: T.paced([b"data: Hello\n\n", b"data:  world\n\n"], end="server-disconnected",
                          end_error="incomplete chunked read", url="http://localhost:8000/chat"), E,
-         ("the connection ended after 2 events without the stream's end (it may end with data: [DONE] or not, "
-          "and did not)", "cut mid-stream (incomplete chunked read)")),
+         ("the stream ended after 2 events without data: [DONE] (a text stream may omit it)",
+          "cut mid-stream (incomplete chunked read)")),
     Case("generic-cut", "connection-cut",
          lambda: T.paced([b'data: {"n": 1}\n\n', b'data: {"n": 2}\n\n'], end="server-disconnected",
                          end_error="connection reset by peer", url="http://localhost:8000/stream"), E,
-         ("without the stream's end (it has no end marker)", "cut mid-stream (connection reset by peer)")),
+         ("ended after 2 events with no end marker to check", "cut mid-stream (connection reset by peer)")),
     Case("openai-closed-inside-event", "missing-end-marker", lambda: T.paced(OA[:-1] + [TRUNCATED]), E,
          ("closed inside an event",)),
     Case("anthropic", "missing-end-marker", lambda: T.paced(T.anthropic_events(5, stop=False), url=ANTHROPIC_URL),
@@ -309,6 +309,9 @@ NEAR_MISSES = [
     Case("empty-body", "not-an-event-stream", lambda: T.capture([])),
     Case("json-served-as-json", "not-an-event-stream",
          lambda: T.capture([(0.3, JSON_ERROR)], headers=(("Content-Type", "application/json"),))),
+    Case("text-cut-explained-by-an-idle-timeout", "connection-cut",
+         lambda: dataclasses.replace(T.paced([b"data: w\n\n"] * 5, url="http://localhost:8000/chat"),
+                                     end=End(kind="server-disconnected", t=61.0, error="peer closed"))),
 ]
 # fmt: on
 
