@@ -79,6 +79,8 @@ CATALOGUE: dict[str, Known] = {
         "server",
         buffering="yield (or write) each event inside the loop that reads the model, not after it, and flush "
                   "it: no list or string collected first, no buffering middleware on the stream",
+        total="look in the app's server log at the cut for a crash or a worker timeout (a worker killed "
+              "mid-stream closes the connection)",
         compression="exclude text/event-stream from the app's compression middleware (Starlette/FastAPI "
                     f"GZipMiddleware, Express `compression`, Django GZipMiddleware, Flask-Compress) {_NO_TRANSFORM}",
     ),
@@ -442,11 +444,27 @@ def _timeout(f: Finding, seen: list[str]) -> Culprit | None:
     candidates = tuple(matched or ev.hops)
     if not candidates:
         return None
+    if not matched and cause == "total" and all(CATALOGUE[h].kind != "server" for h in candidates):
+        return _unseen_total(ev, candidates, seen)
     shown = "the headers show" if matched else "none of them is in the headers"
     why = f"cut after {ev.seconds:.1f} s, near the {limit} {cause} limit of {' or '.join(map(label, candidates))} "
     why += f"({shown})"
     fixes = "; ".join(f"for {label(c)}: {_fix(c, cause)}" for c in candidates)
     return Culprit(candidates[0], False, candidates, why, f"{_GENERAL[cause]}; {fixes}")  # the general fix helps whichever it was
+
+
+def _unseen_total(ev: TimeoutCut, unseen: tuple[str, ...], seen: list[str]) -> Culprit:
+    """A cut while flowing near a platform's or proxy's duration limit (Vercel 10 s, Envoy 15 s, API
+    Gateway 29 s) that no header shows: those name themselves in every response, so the app's own
+    server or worker (a crash, a worker timeout) comes first, and the unseen hops after it."""
+    candidates = (APPLICATION, *unseen)
+    hops = " or ".join(map(label, unseen))
+    shown = f"the headers show {', '.join(seen)}, not {hops}" if seen else f"no header shows {hops}"
+    why = (f"cut after {ev.seconds:.1f} s while the stream flowed, near the {ev.limit_s:g} s total limit of {hops}, "
+           f"but {shown}: the app's server or worker may have ended it")
+    server = next((h for h in seen if CATALOGUE[h].kind == "server"), None)
+    fixes = "; ".join(f"for {label(c)}: {_fix(c, 'total', server)}" for c in candidates)
+    return Culprit(APPLICATION, False, candidates, why, f"{_GENERAL['total']}; {fixes}")
 
 
 def _fix(hop: str, cause: str, server: str | None = None) -> str:

@@ -402,3 +402,17 @@ def test_a_content_length_on_a_stream_that_streamed_names_no_culprit() -> None:
     held = T.capture([(1.6, b"".join(T.openai_events(20)))], headers=T.SSE_HEADERS + (("Content-Length", "1904"),))
     report = check_capture(held)
     assert report.culprit is not None and report.culprit.hop == "application"
+
+
+def test_a_total_cut_near_an_unseen_platforms_limit_puts_the_apps_server_first() -> None:
+    """Cut while flowing at 10 s on localhost behind nginx: Vercel, which names itself in every response, is
+    not in the headers, so the app's server or worker (a crash, a worker timeout) comes first."""
+    cut = finding("total-timeout-cut", TimeoutCut(10.05, 10.0, ("vercel",)))
+    c = culprit([cut], hops("nginx"))
+    assert c is not None and (c.hop, c.decided, c.candidates) == ("application", False, ("application", "vercel"))
+    assert "the headers show nginx, not vercel" in c.why and "worker timeout" in c.fix and "maxDuration" in c.fix
+    # near misses: Vercel in the headers decides; an idle cut at a proxy's limit keeps its proxies first
+    c = culprit([cut], hops("vercel"))
+    assert c is not None and (c.hop, c.decided) == ("vercel", True)
+    c = culprit([finding("idle-timeout-cut", TimeoutCut(60.1, 60.0, ("nginx", "aws-alb")))], hops("gunicorn"))
+    assert c is not None and c.candidates == ("nginx", "aws-alb")
