@@ -218,6 +218,14 @@ TRIGGERS = [
     Case("length-not-a-number-held", "content-length-on-stream",
          lambda: T.capture([(1.6, b"".join(OA))], headers=T.SSE_HEADERS + (("Content-Length", "abc"),)), W,
          ("Content-Length: 'abc' (not a number)", "held the whole body")),
+    Case("blank-lines-stripped-but-the-last", "not-an-event-stream",
+         lambda: T.capture([*((round(0.1 + 0.06 * i, 6), f"data: w{i}\n".encode()) for i in range(30)),
+                            (2.0, b"data: [DONE]\n\n")]), E,
+         ("event #0's 31 data lines came over 1.900 s with no blank line between them",)),
+    Case("html-after-a-comment", "not-an-event-stream", lambda: T.capture([(0.3, b"<!-- error --><html>502</html>")]),
+         E, ("an HTML page",)),
+    Case("plain-text-error", "not-an-event-stream", lambda: T.capture([(0.3, b"Internal Server Error")]), E,
+         ("plain text with no field line", "'Internal Server Error'")),
 ]
 
 NEAR_MISSES = [
@@ -312,6 +320,10 @@ NEAR_MISSES = [
     Case("text-cut-explained-by-an-idle-timeout", "connection-cut",
          lambda: dataclasses.replace(T.paced([b"data: w\n\n"] * 5, url="http://localhost:8000/chat"),
                                      end=End(kind="server-disconnected", t=61.0, error="peer closed"))),
+    Case("markdown-block-written-at-once", "not-an-event-stream",
+         lambda: T.capture([(0.3, b"".join(f"data: line {i}\n".encode() for i in range(20)) + b"\n"),
+                            (0.4, b"data: [DONE]\n\n")])),
+    Case("a-field-line-then-nothing", "not-an-event-stream", lambda: T.capture([(0.3, b"event: ping\n")])),
 ]
 # fmt: on
 
