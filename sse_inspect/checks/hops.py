@@ -82,7 +82,9 @@ CATALOGUE: dict[str, Known] = {
         total="look in the app's server log at the cut for a crash or a worker timeout (a worker killed "
               "mid-stream closes the connection)",
         compression="exclude text/event-stream from the app's compression middleware (Starlette/FastAPI "
-                    f"GZipMiddleware, Express `compression`, Django GZipMiddleware, Flask-Compress) {_NO_TRANSFORM}",
+                    "GZipMiddleware, Express `compression`, Flask-Compress; Django's GZipMiddleware has no such "
+                    "setting: set `Content-Encoding: identity` on the StreamingHttpResponse, which it then leaves "
+                    f"alone) {_NO_TRANSFORM}",
     ),
     "nginx": Known(
         "proxy", buffers=True,
@@ -122,8 +124,8 @@ CATALOGUE: dict[str, Known] = {
                                                      "content adaptation that reads whole bodies"),
     "cloudflare": Known(
         "cdn",
-        buffering="serve the stream with `Content-Type: text/event-stream` (Cloudflare and cloudflared buffer "
-                  "other types) and no cache rule on it",
+        buffering="let no cache rule match the stream and send `Cache-Control: no-cache, no-transform` on it; "
+                  "behind a Tunnel, run a current cloudflared",
         compression="send `Cache-Control: no-transform` (or `no-cache, no-transform`) on the stream",
         idle="send a comment line every 15-30 s: Cloudflare cuts a connection silent for 100 s (a 524)",
     ),
@@ -419,10 +421,13 @@ def _among(candidates: list[str], cause: str, what: str, between: list[str], ser
         else:
             seen = "the headers show no proxy" + (f" (only {server}, the app's own server)" if server else "")
         why = f"{what}, and {seen}: the app or its framework did it"
+        fix = _fix(APPLICATION, cause, server)
         if cause == "compression" and not between:
             why += f" ({QUIET_COMPRESSORS} compress without naming themselves in any header: one in front looks "
             why += "the same)"
-        return Culprit(APPLICATION, True, (APPLICATION,), why, _fix(APPLICATION, cause, server))
+            quiet = QUIET_COMPRESSORS.replace(" and ", " or ")
+            fix += f"; if {quiet} stands in front (they name themselves in no header), turn its compression off instead"
+        return Culprit(APPLICATION, True, (APPLICATION,), why, fix)
     suspect = next(c for c in candidates if c != APPLICATION)
     why = f"{what}; recording both sides of {suspect} decides"
     fixes = "; ".join(f"for {label(c)}: {_fix(c, cause, server)}" for c in candidates)

@@ -416,3 +416,17 @@ def test_a_total_cut_near_an_unseen_platforms_limit_puts_the_apps_server_first()
     assert c is not None and (c.hop, c.decided) == ("vercel", True)
     c = culprit([finding("idle-timeout-cut", TimeoutCut(60.1, 60.0, ("nginx", "aws-alb")))], hops("gunicorn"))
     assert c is not None and c.candidates == ("nginx", "aws-alb")
+
+
+def test_advice_applies_to_what_was_seen() -> None:
+    """A compressed stream with no proxy seen: the finding's own advice carries the caveat of proxies that
+    compress unseen, and names Django's fix (its GZipMiddleware excludes no type). Cloudflare's buffering
+    fix does not tell an event stream to be one. Near miss: behind a compressing proxy seen, no caveat."""
+    c = blame(finding("compressed-stream", Encoding("gzip")), hops("gunicorn"))
+    assert c is not None and "if Apache, HAProxy or Traefik stands in front" in c.fix
+    assert "`Content-Encoding: identity` on the StreamingHttpResponse" in c.fix
+    c = blame(finding("compressed-stream", Encoding("gzip")), hops("caddy"))
+    assert c is not None and "stands in front" not in c.fix
+    c = culprit([finding("buffering-burst")], hops("cloudflare"))
+    assert c is not None and "cloudflare" in c.candidates
+    assert "Content-Type: text/event-stream" not in c.fix and "no-transform" in c.fix
