@@ -157,6 +157,7 @@ CATALOGUE: dict[str, Known] = {
     "gunicorn": Known("server", total="raise `--timeout` (30 s by default: a sync worker busy streaming is "
                                       "killed then), or use threaded or async workers (`-k gthread`)"),
     "uvicorn": Known("server"),
+    "tomcat": Known("server"),
     "werkzeug": Known("server"),
     "waitress": Known("server"),
     "express": Known("server"),
@@ -184,7 +185,7 @@ _SERVER_FIX = {
 # -- reading the hops ----------------------------------------------------------------------------
 
 _SERVER = (  # a Server (or Via) value's word, as a pattern, and the hop it names
-    (r"nginx|openresty|tengine", "nginx"), (r"apache", "apache"), (r"haproxy", "haproxy"), (r"caddy", "caddy"),
+    (r"apache-coyote|tomcat", "tomcat"), (r"nginx|openresty|tengine", "nginx"), (r"apache", "apache"), (r"haproxy", "haproxy"), (r"caddy", "caddy"),
     (r"traefik", "traefik"), (r"envoy", "envoy"), (r"varnish", "varnish"), (r"squid", "squid"),
     (r"cloudflare", "cloudflare"), (r"cloudfront", "cloudfront"), (r"akamai", "akamai"),
     (r"awselb", "aws-alb"), (r"\bgoogle\b", "google-frontend"),
@@ -197,16 +198,20 @@ _SERVER_RE = [(re.compile(pattern, re.IGNORECASE), name) for pattern, name in _S
 _BY_HEADER = (  # a header whose presence names a hop (lowercase; a trailing * matches a prefix)
     ("cf-ray", "cloudflare"), ("x-amz-cf-id", "cloudfront"), ("x-amz-cf-pop", "cloudfront"),
     ("x-amz-apigw-id", "aws-api-gateway"), ("x-amzn-requestid", "aws-api-gateway"),
-    ("x-amzn-trace-id", "aws-api-gateway"), ("x-vercel-id", "vercel"), ("x-nf-request-id", "netlify"),
+    ("x-vercel-id", "vercel"), ("x-nf-request-id", "netlify"),
     ("fly-request-id", "fly"), ("x-envoy-*", "envoy"), ("x-varnish", "varnish"), ("x-azure-ref", "azure-front-door"),
     ("x-cloud-trace-context", "google-frontend"), ("x-akamai-*", "akamai"),
 )  # fmt: skip
 
-_HOSTS = (  # the request's host, by its ending
-    (".run.app", "cloud-run"), (".herokuapp.com", "heroku"), (".vercel.app", "vercel"), (".netlify.app", "netlify"),
-    (".fly.dev", "fly"), (".cloudfront.net", "cloudfront"), (".execute-api.", "aws-api-gateway"),
-    (".azurefd.net", "azure-front-door"),
-)  # fmt: skip
+_HOSTS = tuple((re.compile(pattern), hop) for pattern, hop in (  # the request's host, by its ending
+    (r"\.run\.app$", "cloud-run"), (r"\.herokuapp\.com$", "heroku"), (r"\.vercel\.app$", "vercel"),
+    (r"\.netlify\.app$", "netlify"), (r"\.fly\.dev$", "fly"), (r"\.cloudfront\.net$", "cloudfront"),
+    (r"\.execute-api\.[a-z0-9-]+\.amazonaws\.com$", "aws-api-gateway"), (r"\.azurefd\.net$", "azure-front-door"),
+))  # fmt: skip
+_VIA_ENTRY = re.compile(r"(?:[^,(]|\([^)]*\))+")
+"""One entry of a Via header: up to a comma outside a comment (a comment may hold commas)."""
+_SHOWN = 60
+"""Characters of a header value the hops line shows."""
 
 _KIND_ORDER = {"cdn": 0, "platform": 1, "proxy": 2, "server": 3}
 """Outermost (nearest the client) first, where the headers tell no order of their own."""
@@ -221,7 +226,7 @@ def read_hops(capture: Capture) -> tuple[Hop, ...]:
     found = [hop for name, value in response.headers for hop in _from_header(name, value)]
     if capture.request is not None:
         host = _host(capture.request.url)
-        found += [_hop(hop, "Host", host) for end, hop in _HOSTS if end in f".{host}"]
+        found += [_hop(hop, "Host", host) for pattern, hop in _HOSTS if pattern.search(f".{host}")]
     seen: dict[str, Hop] = {}
     for hop in found:
         seen.setdefault(hop.name, hop)
@@ -229,7 +234,8 @@ def read_hops(capture: Capture) -> tuple[Hop, ...]:
         seen.pop("google-frontend", None)
     if "fastly" in seen:  # Fastly runs Varnish: its Via says varnish
         seen.pop("varnish", None)
-    return tuple(sorted(seen.values(), key=lambda h: _KIND_ORDER[h.kind]))
+    # a proxy that adds a Via entry stands in front of the server whose Server header went through it
+    return tuple(sorted(seen.values(), key=lambda h: (_KIND_ORDER[h.kind], h.header.lower() != "via")))
 
 
 def _host(url: str) -> str:
@@ -247,7 +253,7 @@ def _from_header(name: str, value: str) -> list[Hop]:
     if low == "server":
         return _named(name, value, value)
     if low == "via":
-        entries = [e.strip() for e in value.split(",") if e.strip()]
+        entries = [e.strip() for e in _VIA_ENTRY.findall(value) if e.strip()]
         return [hop for entry in reversed(entries) for hop in _named(name, entry, entry.split(None, 1)[-1])]
     if low == "x-powered-by" and re.search(r"\bexpress\b", value, re.IGNORECASE):
         return [_hop("express", name, value)]
@@ -356,7 +362,8 @@ def _buffering(f: Finding, between: list[str], server: str | None, compressed: b
         why = f"slices of exactly {size} bytes cut across events behind nginx: its proxy_buffer_size"
         return Culprit("nginx", True, ("nginx",), why, _fix("nginx", "buffering", server))
     if compressed:
-        return _compression(between, server, "a compressed stream arrived in flushes")
+        flushes = "in one flush" if f.code == "single-flush" else "in flushes"
+        return _compression(between, server, f"a compressed stream arrived {flushes}")
     buffering = [h for h in between if CATALOGUE[h].buffers]
     others = [h for h in between if h not in buffering]
     if size is not None and not between:
@@ -492,10 +499,14 @@ def hops_line(hops: Iterable[Hop]) -> str:
     """The hops as one line, nearest the client first: `nginx (Server: nginx/1.22.1) -> gunicorn (...)`,
     with "no proxy seen in the headers" when none stood between the app and the client."""
     hops = list(hops)
-    line = " -> ".join(f"{h.name} ({h.header}: {h.value})" for h in hops)
+    line = " -> ".join(f"{h.name} ({h.header}: {_clip(h.value)})" for h in hops)
     if not any(h.kind != "server" for h in hops):
         line = f"{line}; no proxy seen in the headers" if line else "no proxy seen in the headers"
     return line
+
+
+def _clip(value: str) -> str:
+    return value if len(value) <= _SHOWN else value[:_SHOWN] + "…"
 
 
 def culprit_line(c: Culprit) -> str:

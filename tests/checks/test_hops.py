@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from sse_inspect import Capture, dump_capture, load_capture
 from sse_inspect.checks import Finding, Severity, check_capture, parse_codes
 from sse_inspect.checks.evidence import Encoding, FixedSizeFlush, HeadersHeld, SingleFlush, TimeoutCut
-from sse_inspect.checks.hops import CATALOGUE, Culprit, Hop, blame, culprit, read_hops, with_culprits
+from sse_inspect.checks.hops import CATALOGUE, Culprit, Hop, blame, culprit, hops_line, read_hops, with_culprits
 from sse_inspect.cli import cli
 from sse_inspect.report import html_report
 
@@ -112,7 +112,7 @@ def test_a_raw_body_has_no_hops() -> None:
 
 def test_every_hop_read_is_in_the_catalogue_with_a_known_kind() -> None:
     assert {k.kind for k in CATALOGUE.values()} == {"proxy", "cdn", "platform", "server"}
-    assert "application" in CATALOGUE and len(CATALOGUE) == 29
+    assert "application" in CATALOGUE and len(CATALOGUE) == 30  # tomcat added (Apache-Coyote)
 
 
 # -- the culprit -----------------------------------------------------------------------------------
@@ -430,3 +430,36 @@ def test_advice_applies_to_what_was_seen() -> None:
     c = culprit([finding("buffering-burst")], hops("cloudflare"))
     assert c is not None and "cloudflare" in c.candidates
     assert "Content-Type: text/event-stream" not in c.fix and "no-transform" in c.fix
+
+
+@pytest.mark.parametrize(
+    ("headers", "url", "expected"),
+    [
+        ((("Server", "Apache-Coyote/1.1"),), T.OPENAI_URL, ["tomcat"]),  # Tomcat, the app's own server
+        ((("Server", "Apache/2.4.57"),), T.OPENAI_URL, ["apache"]),  # near miss: the httpd proxy
+        ((), "https://chat.run.app.example.com/", []),  # a host rule matches the end, not a substring
+        ((), "https://chat-abc.a.run.app/", ["cloud-run"]),
+        ((), "https://abc.execute-api.us-east-1.amazonaws.com/prod", ["aws-api-gateway"]),
+        ((("x-amzn-trace-id", "Root=1-abc"),), T.OPENAI_URL, []),  # Lambda URLs and apps echo it too
+        ((("Server", "gunicorn"), ("Server", "nginx"), ("Via", "1.1 varnish")), T.OPENAI_URL,
+         ["varnish", "nginx", "gunicorn"]),  # a Via entry's proxy stands in front of the Server-named one
+        ((("Via", "1.1 nginx (comment, with comma), 1.1 vegur"),), T.OPENAI_URL, ["heroku", "nginx"]),
+    ],
+)
+def test_hops_read_from_what_the_headers_say(headers: tuple[tuple[str, str], ...], url: str, expected: list[str]) -> None:
+    assert names(*headers, url=url) == expected
+
+
+def test_the_hops_line_clips_a_long_value_and_keeps_a_via_comment_whole() -> None:
+    line = hops_line(read_hops(with_headers(("Server", "nginx/" + "A" * 20_000))))
+    assert len(line) < 100 and line.endswith("…)")
+    line = hops_line(read_hops(with_headers(("Via", "1.1 nginx (comment, with comma)"))))
+    assert line == "nginx (Via: 1.1 nginx (comment, with comma))"
+
+
+def test_a_compressed_stream_in_one_flush_is_said_so() -> None:
+    found = [finding("single-flush", SingleFlush(30, 300, 1.9, 1.9)), finding("compressed-stream")]
+    c = culprit(found, hops("gunicorn"))
+    assert c is not None and "a compressed stream arrived in one flush" in c.why
+    c = culprit([finding("buffering-burst"), finding("compressed-stream")], hops("gunicorn"))
+    assert c is not None and "a compressed stream arrived in flushes" in c.why
