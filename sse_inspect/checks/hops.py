@@ -185,7 +185,8 @@ _SERVER_FIX = {
 # -- reading the hops ----------------------------------------------------------------------------
 
 _SERVER = (  # a Server (or Via) value's word, as a pattern, and the hop it names
-    (r"apache-coyote|tomcat", "tomcat"), (r"nginx|openresty|tengine", "nginx"), (r"apache", "apache"), (r"haproxy", "haproxy"), (r"caddy", "caddy"),
+    (r"apache-coyote|tomcat", "tomcat"), (r"nginx|openresty|tengine", "nginx"), (r"apache", "apache"),
+    (r"haproxy", "haproxy"), (r"caddy", "caddy"),
     (r"traefik", "traefik"), (r"envoy", "envoy"), (r"varnish", "varnish"), (r"squid", "squid"),
     (r"cloudflare", "cloudflare"), (r"cloudfront", "cloudfront"), (r"akamai", "akamai"),
     (r"awselb", "aws-alb"), (r"\bgoogle\b", "google-frontend"),

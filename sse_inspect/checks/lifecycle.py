@@ -159,7 +159,8 @@ class LifecycleCheck(Check):
         assert end is not None  # a connection cut is an end line's
         how = say(a.outcome.cause, Audience.FINDING, end)
         marker = ctx.dialect.end_marker
-        ended = f"without {marker} (a {ctx.dialect.name} stream may omit it)" if marker else "with no end marker to check"
+        may_omit = f"without {marker} (a {ctx.dialect.name} stream may omit it)"
+        ended = may_omit if marker else "with no end marker to check"
         last = self.last
         return self.found(
             "connection-cut",

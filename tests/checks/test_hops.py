@@ -446,7 +446,9 @@ def test_advice_applies_to_what_was_seen() -> None:
         ((("Via", "1.1 nginx (comment, with comma), 1.1 vegur"),), T.OPENAI_URL, ["heroku", "nginx"]),
     ],
 )
-def test_hops_read_from_what_the_headers_say(headers: tuple[tuple[str, str], ...], url: str, expected: list[str]) -> None:
+def test_hops_read_from_what_the_headers_say(
+    headers: tuple[tuple[str, str], ...], url: str, expected: list[str]
+) -> None:
     assert names(*headers, url=url) == expected
 
 
