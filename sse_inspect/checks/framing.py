@@ -194,7 +194,9 @@ class FramingCheck(Check):
             return self.found("not-an-event-stream", f"{self.data_lines} data lines and no blank line between them "
                               f"(a hop stripped them?): no event dispatches from {quoted}", offset=0,
                               evidence=Lines(self.data_lines))  # fmt: skip
-        elif start and not self.comments and not _FIELD.match(start) and utf16_encoding(ctx.head) is None:
+        elif response is not None and start and not self.comments and not _FIELD.match(start) and (
+            utf16_encoding(ctx.head) is None
+        ):  # served as an event stream (a raw body claimed nothing), and no UTF-16 (utf-16 says it)
             what = "plain text with no field line"
         else:
             return None
