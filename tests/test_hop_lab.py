@@ -111,7 +111,11 @@ def test_a_held_stream_reaches_the_client_only_after_the_last_token(recorded: Re
     first = answer_events(recorded)[0].t
     assert first is not None
     last_token = upstream_last_token(recorded)
-    if recorded.scenario.buffered_by:
+    if recorded.scenario.buffered_by == "haproxy":  # it merges writes: a few events at a time, from the start
+        times = [e.t or 0.0 for e in answer_events(recorded)]
+        lumps = 1 + sum(b - a > 0.03 for a, b in zip(times, times[1:]))  # the app writes 60 ms apart
+        assert first < last_token / 2 and lumps * 2 <= len(times), times
+    elif recorded.scenario.buffered_by:
         assert first >= last_token, f"{recorded.scenario.buffered_by} should hold the answer: first text at {first}"
     else:
         assert first < last_token / 2, f"nothing should hold the answer: first text at {first} of {last_token}"

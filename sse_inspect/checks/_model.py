@@ -103,9 +103,8 @@ CODES: dict[str, Code] = _codes(
          "a client cannot tell a finished answer from a cut one: find the hop that closed the connection "
          "(timeouts, a crashed worker) or the recorder or gateway that dropped the marker"),
     Code("connection-cut", _E, "lifecycle",
-         "the connection ended otherwise than cleanly, and the stream has no end marker a client could check "
-         "(an app's text stream without `data: [DONE]`): find the hop that closed it (a timeout, a crashed "
-         "worker), and end the stream with a marker so that clients can tell a cut from an answer"),
+         "the connection ended otherwise than cleanly: find the hop that closed it (a timeout, a crashed worker); "
+         "if the app sends no end marker, one (`data: [DONE]`) lets its clients tell a cut from an answer"),
     Code("data-after-end", _W, "lifecycle", "clients stop reading at the end marker and never see these events"),
     Code("duplicate-end-marker", _W, "lifecycle", "a gateway or proxy added a second end marker; clients stop at the first"),
     Code("done-not-json", _I, "lifecycle",

@@ -13,6 +13,7 @@ __all__ = [
     "Bursts",
     "Bytes",
     "Comments",
+    "ContentLength",
     "Encoding",
     "EndMissing",
     "ErrorEvent",
@@ -64,6 +65,18 @@ class LineEnds(Evidence):
     lf: int
     crlf: int
     cr: int
+
+
+@dataclass(frozen=True, slots=True)
+class ContentLength(Evidence):
+    """`content-length-on-stream`: the header's length and how long the body took to arrive."""
+
+    length: int | None
+    """None: the value is not a number."""
+    spread_s: float | None
+    """From the body's first chunk to its last (None: untimed, or no body)."""
+    streamed: bool
+    """The body arrived spread out (over `burst_min_silence_ms` or more): nothing held it whole."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from typing import ClassVar
 
 from .._capture import Chunk
-from .._events import Comment, Notice
+from .._events import Comment, Event, Notice
 from .._loading import utf16_encoding
+from ..dialects import EventFlags
 from ._check import Check, Context, Need
 from ._model import Finding, Thresholds
 from .evidence import Bytes, Comments, Encoding, LineEnds, Lines
@@ -20,6 +22,12 @@ _MESSAGES_KEPT = 1000
 """Distinct ignored-field messages counted (a hostile stream could make each one new)."""
 _DATA_LINE = (b"\ndata:", b"\rdata:")
 """A line that starts with the data field (after an LF or a CR: a CRLF line holds both)."""
+_SPREAD_LINES = 3
+"""Data lines in one event, arriving spread out, that make it several events glued together."""
+_HTML = re.compile(rb"(?:<!--.*?-->\s*)*(?:<!doctype html|<html)", re.IGNORECASE | re.DOTALL)
+"""An HTML page's start, after any comments."""
+_FIELD = re.compile(rb"(?:data|event|id|retry)(?::|\r|\n|$)|:")
+"""A line an event stream may start with: a field of the spec, or a comment."""
 _CARRY = len(_DATA_LINE[0]) - 1
 """Bytes of a chunk kept to find a data line that starts in it and ends in the next."""
 
@@ -48,6 +56,18 @@ class FramingCheck(Check):
         self.data_lines = 0  # lines with a data field, counted until an event carries text
         self._counting = True
         self._carry = b"\n"  # the end of the last chunk (the body starts a line)
+        self.spread: Event | None = None  # the first event whose data lines came over seconds (blank lines stripped)
+        self.spread_count = 0
+
+    def event(self, event: Event, flags: EventFlags) -> None:
+        """An event of several data lines whose first byte came long before its last: a server writes one
+        event at once, so the lines were events whose blank lines a hop stripped."""
+        if event.t is None or event.t_first is None or event.data.count("\n") < _SPREAD_LINES - 1:
+            return
+        if (event.t - event.t_first) * 1000 >= self.thresholds.burst_min_silence_ms:
+            self.spread_count += 1
+            if self.spread is None:
+                self.spread = event
 
     def chunk(self, index: int, chunk: Chunk, text_events: int) -> None:
         if not self._counting:
@@ -141,11 +161,22 @@ class FramingCheck(Check):
                              f"{first_comment.text.strip()[:40]!r}{every}", t=first_comment.t,
                              offset=first_comment.offset, evidence=Comments(self.comments))  # fmt: skip
 
+    def _glued(self, event: Event) -> Finding:
+        assert event.t is not None and event.t_first is not None
+        lines = event.data.count("\n") + 1
+        more = f" ({self.spread_count} such events)" if self.spread_count > 1 else ""
+        return self.found("not-an-event-stream", f"event #{event.index}'s {lines} data lines came over "
+                          f"{event.t - event.t_first:.3f} s with no blank line between them (a hop stripped them?): "
+                          f"a client gets them as one event at t={event.t:.3f} s{more}", offset=event.start,
+                          t=event.t, event_index=event.index, evidence=Lines(lines))  # fmt: skip
+
     def _not_events(self, ctx: Context) -> Finding | None:
         """`not-an-event-stream`: a body served as an event stream from which no event dispatches,
         because it is an HTML page or a JSON document, or because its data lines have no blank line
         between them. A body of comments alone, or an empty one, is not judged: it may be a stream
         that had not started yet."""
+        if self.spread is not None:
+            return self._glued(self.spread)
         if ctx.analysis.timing.events:
             return None
         response = ctx.capture.response
@@ -155,7 +186,7 @@ class FramingCheck(Check):
             return None  # wrong-content-type says it: the server did not claim an event stream
         start = ctx.head.removeprefix(b"\xef\xbb\xbf").lstrip(b" \t\r\n")
         quoted = repr(start[:60].decode("utf-8", "replace"))
-        if start[:14].lower() == b"<!doctype html" or start[:5].lower() == b"<html":
+        if _HTML.match(start):
             what = "an HTML page"
         elif start[:1] in (b"{", b"["):
             what = "a JSON document"
@@ -163,6 +194,10 @@ class FramingCheck(Check):
             return self.found("not-an-event-stream", f"{self.data_lines} data lines and no blank line between them "
                               f"(a hop stripped them?): no event dispatches from {quoted}", offset=0,
                               evidence=Lines(self.data_lines))  # fmt: skip
+        elif response is not None and start and not self.comments and not _FIELD.match(start) and (
+            utf16_encoding(ctx.head) is None
+        ):  # served as an event stream (a raw body claimed nothing), and no UTF-16 (utf-16 says it)
+            what = "plain text with no field line"
         else:
             return None
         return self.found("not-an-event-stream", f"the body is {what} served as text/event-stream, no event: "

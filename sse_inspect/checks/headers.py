@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import ClassVar
 
+from .._capture import Chunk
 from ._check import Check, Context, Need
-from ._model import Finding
-from .evidence import Encoding, Status
+from ._model import Finding, Thresholds
+from .evidence import ContentLength, Encoding, Status
 from .hops import BUFFERING, read_hops
 
 __all__ = ["HeadersCheck"]
@@ -19,6 +20,17 @@ class HeadersCheck(Check):
 
     family = "headers"
     needs: ClassVar[Mapping[Need, str]] = {Need.RESPONSE: "a raw body: no status or headers were recorded"}
+
+    def __init__(self, thresholds: Thresholds) -> None:
+        super().__init__(thresholds)
+        self.first_t: float | None = None  # the body's first and last chunk (to tell a held body from a
+        self.last_t: float | None = None  # streamed one under a Content-Length)
+
+    def chunk(self, index: int, chunk: Chunk, text_events: int) -> None:
+        if chunk.t is not None:
+            if self.first_t is None:
+                self.first_t = chunk.t
+            self.last_t = chunk.t
 
     def findings(self, ctx: Context) -> Iterator[Finding]:
         response = ctx.capture.response
@@ -38,8 +50,7 @@ class HeadersCheck(Check):
                              t=timing.ttfb if ctx.timed else None, evidence=Encoding(encoding))  # fmt: skip
         length = response.header("content-length")
         if length is not None:
-            yield self.found("content-length-on-stream", f"Content-Length: {length} on an event stream: something "
-                             "held the whole body (or the server never streamed)")  # fmt: skip
+            yield self._content_length(ctx, length)
         cache = (response.header("cache-control") or "").lower()
         if "no-cache" not in cache and "no-store" not in cache:
             shown = f" (Cache-Control: {cache})" if cache else ""
@@ -50,6 +61,25 @@ class HeadersCheck(Check):
             yield self.found("x-accel-buffering", f"{nginx.header}: {nginx.value} shows nginx, which buffers unless "
                              "the upstream sends X-Accel-Buffering: no (nginx removes that header on its way, so it "
                              "cannot show here)")  # fmt: skip
+
+    def _content_length(self, ctx: Context, value: str) -> Finding:
+        """`content-length-on-stream`: a body held whole (or never streamed), unless its chunks arrived
+        spread out, when the header is only wrong, and risky."""
+        length = int(value) if value.strip().isdigit() else None
+        shown = f"Content-Length: {value}" if length is not None else f"Content-Length: {value!r} (not a number)"
+        spread = None
+        if ctx.timed and self.first_t is not None and self.last_t is not None:
+            spread = round(self.last_t - self.first_t, 6)
+        streamed = spread is not None and spread * 1000 >= self.thresholds.burst_min_silence_ms
+        evidence = ContentLength(length, spread, streamed)
+        if streamed:
+            return self.found("content-length-on-stream", f"{shown} on an event stream that arrived spread over "
+                              f"{spread:.3f} s: the header is wrong for a stream, and risky (a hop may buffer the "
+                              "body to honour it, a client may wait for that many bytes)", evidence=evidence,
+                              advice="send no Content-Length on the stream (a generator's response has none): a hop "
+                                     "may hold the whole body to honour it")  # fmt: skip
+        return self.found("content-length-on-stream", f"{shown} on an event stream: something held the whole body "
+                          "(or the server never streamed)", evidence=evidence)  # fmt: skip
 
     def review(self, ctx: Context, findings: list[Finding]) -> list[Finding]:
         """nginx strips X-Accel-Buffering on its way to the client, so a fixed stream can never show the

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 from .._capture import Capture
 from ._model import Finding
-from .evidence import FixedSizeFlush, SingleFlush, TimeoutCut
+from .evidence import Bursts, ContentLength, FixedSizeFlush, SingleFlush, TimeoutCut
 
 __all__ = [
     "CATALOGUE", "CAUSES", "Culprit", "Hop", "Known", "blame", "culprit", "culprit_line", "hops_line", "label",
@@ -79,8 +79,12 @@ CATALOGUE: dict[str, Known] = {
         "server",
         buffering="yield (or write) each event inside the loop that reads the model, not after it, and flush "
                   "it: no list or string collected first, no buffering middleware on the stream",
+        total="look in the app's server log at the cut for a crash or a worker timeout (a worker killed "
+              "mid-stream closes the connection)",
         compression="exclude text/event-stream from the app's compression middleware (Starlette/FastAPI "
-                    f"GZipMiddleware, Express `compression`, Django GZipMiddleware, Flask-Compress) {_NO_TRANSFORM}",
+                    "GZipMiddleware, Express `compression`, Flask-Compress; Django's GZipMiddleware has no such "
+                    "setting: set `Content-Encoding: identity` on the StreamingHttpResponse, which it then leaves "
+                    f"alone) {_NO_TRANSFORM}",
     ),
     "nginx": Known(
         "proxy", buffers=True,
@@ -100,7 +104,9 @@ CATALOGUE: dict[str, Known] = {
         idle="raise `ProxyTimeout` (or the ProxyPass `timeout=`) or send a comment line every 15 s",
     ),
     "haproxy": Known("proxy", idle="raise `timeout server` / `timeout client` (or `timeout tunnel`) or send a "
-                                   "comment line every 15 s"),
+                                   "comment line every 15 s",
+                     buffering="add `option http-no-delay` to the frontend or backend: by default HAProxy merges "
+                               "small writes into fuller packets, so events arrive a few at a time"),
     "caddy": Known(
         "proxy",
         buffering="set `flush_interval -1` on the reverse_proxy",
@@ -120,8 +126,8 @@ CATALOGUE: dict[str, Known] = {
                                                      "content adaptation that reads whole bodies"),
     "cloudflare": Known(
         "cdn",
-        buffering="serve the stream with `Content-Type: text/event-stream` (Cloudflare and cloudflared buffer "
-                  "other types) and no cache rule on it",
+        buffering="let no cache rule match the stream and send `Cache-Control: no-cache, no-transform` on it; "
+                  "behind a Tunnel, run a current cloudflared",
         compression="send `Cache-Control: no-transform` (or `no-cache, no-transform`) on the stream",
         idle="send a comment line every 15-30 s: Cloudflare cuts a connection silent for 100 s (a 524)",
     ),
@@ -153,6 +159,7 @@ CATALOGUE: dict[str, Known] = {
     "gunicorn": Known("server", total="raise `--timeout` (30 s by default: a sync worker busy streaming is "
                                       "killed then), or use threaded or async workers (`-k gthread`)"),
     "uvicorn": Known("server"),
+    "tomcat": Known("server"),
     "werkzeug": Known("server"),
     "waitress": Known("server"),
     "express": Known("server"),
@@ -180,7 +187,8 @@ _SERVER_FIX = {
 # -- reading the hops ----------------------------------------------------------------------------
 
 _SERVER = (  # a Server (or Via) value's word, as a pattern, and the hop it names
-    (r"nginx|openresty|tengine", "nginx"), (r"apache", "apache"), (r"haproxy", "haproxy"), (r"caddy", "caddy"),
+    (r"apache-coyote|tomcat", "tomcat"), (r"nginx|openresty|tengine", "nginx"), (r"apache", "apache"),
+    (r"haproxy", "haproxy"), (r"caddy", "caddy"),
     (r"traefik", "traefik"), (r"envoy", "envoy"), (r"varnish", "varnish"), (r"squid", "squid"),
     (r"cloudflare", "cloudflare"), (r"cloudfront", "cloudfront"), (r"akamai", "akamai"),
     (r"awselb", "aws-alb"), (r"\bgoogle\b", "google-frontend"),
@@ -193,16 +201,20 @@ _SERVER_RE = [(re.compile(pattern, re.IGNORECASE), name) for pattern, name in _S
 _BY_HEADER = (  # a header whose presence names a hop (lowercase; a trailing * matches a prefix)
     ("cf-ray", "cloudflare"), ("x-amz-cf-id", "cloudfront"), ("x-amz-cf-pop", "cloudfront"),
     ("x-amz-apigw-id", "aws-api-gateway"), ("x-amzn-requestid", "aws-api-gateway"),
-    ("x-amzn-trace-id", "aws-api-gateway"), ("x-vercel-id", "vercel"), ("x-nf-request-id", "netlify"),
+    ("x-vercel-id", "vercel"), ("x-nf-request-id", "netlify"),
     ("fly-request-id", "fly"), ("x-envoy-*", "envoy"), ("x-varnish", "varnish"), ("x-azure-ref", "azure-front-door"),
     ("x-cloud-trace-context", "google-frontend"), ("x-akamai-*", "akamai"),
 )  # fmt: skip
 
-_HOSTS = (  # the request's host, by its ending
-    (".run.app", "cloud-run"), (".herokuapp.com", "heroku"), (".vercel.app", "vercel"), (".netlify.app", "netlify"),
-    (".fly.dev", "fly"), (".cloudfront.net", "cloudfront"), (".execute-api.", "aws-api-gateway"),
-    (".azurefd.net", "azure-front-door"),
-)  # fmt: skip
+_HOSTS = tuple((re.compile(pattern), hop) for pattern, hop in (  # the request's host, by its ending
+    (r"\.run\.app$", "cloud-run"), (r"\.herokuapp\.com$", "heroku"), (r"\.vercel\.app$", "vercel"),
+    (r"\.netlify\.app$", "netlify"), (r"\.fly\.dev$", "fly"), (r"\.cloudfront\.net$", "cloudfront"),
+    (r"\.execute-api\.[a-z0-9-]+\.amazonaws\.com$", "aws-api-gateway"), (r"\.azurefd\.net$", "azure-front-door"),
+))  # fmt: skip
+_VIA_ENTRY = re.compile(r"(?:[^,(]|\([^)]*\))+")
+"""One entry of a Via header: up to a comma outside a comment (a comment may hold commas)."""
+_SHOWN = 60
+"""Characters of a header value the hops line shows."""
 
 _KIND_ORDER = {"cdn": 0, "platform": 1, "proxy": 2, "server": 3}
 """Outermost (nearest the client) first, where the headers tell no order of their own."""
@@ -217,7 +229,7 @@ def read_hops(capture: Capture) -> tuple[Hop, ...]:
     found = [hop for name, value in response.headers for hop in _from_header(name, value)]
     if capture.request is not None:
         host = _host(capture.request.url)
-        found += [_hop(hop, "Host", host) for end, hop in _HOSTS if end in f".{host}"]
+        found += [_hop(hop, "Host", host) for pattern, hop in _HOSTS if pattern.search(f".{host}")]
     seen: dict[str, Hop] = {}
     for hop in found:
         seen.setdefault(hop.name, hop)
@@ -225,7 +237,8 @@ def read_hops(capture: Capture) -> tuple[Hop, ...]:
         seen.pop("google-frontend", None)
     if "fastly" in seen:  # Fastly runs Varnish: its Via says varnish
         seen.pop("varnish", None)
-    return tuple(sorted(seen.values(), key=lambda h: _KIND_ORDER[h.kind]))
+    # a proxy that adds a Via entry stands in front of the server whose Server header went through it
+    return tuple(sorted(seen.values(), key=lambda h: (_KIND_ORDER[h.kind], h.header.lower() != "via")))
 
 
 def _host(url: str) -> str:
@@ -243,7 +256,7 @@ def _from_header(name: str, value: str) -> list[Hop]:
     if low == "server":
         return _named(name, value, value)
     if low == "via":
-        entries = [e.strip() for e in value.split(",") if e.strip()]
+        entries = [e.strip() for e in _VIA_ENTRY.findall(value) if e.strip()]
         return [hop for entry in reversed(entries) for hop in _named(name, entry, entry.split(None, 1)[-1])]
     if low == "x-powered-by" and re.search(r"\bexpress\b", value, re.IGNORECASE):
         return [_hop("express", name, value)]
@@ -278,6 +291,9 @@ QUIET_COMPRESSORS = "Apache, HAProxy and Traefik"
 """Proxies that compress and, by default, add no header of their own (the lab's Apache and HAProxy
 passed gunicorn's Server header on): the culprit's reason says so when it names the app's compression."""
 
+QUIET_PROXIES = ("apache", "haproxy")
+"""Proxies that, by default, add no header of their own: unseen, they remain suspects of fixed-size slices."""
+
 _PAGE_SLICES = (4096, 8192)
 """nginx's `proxy_buffer_size` is one memory page (4 or 8 KiB): slices of that size behind nginx are nginx's."""
 
@@ -300,8 +316,10 @@ def with_culprits(findings: Sequence[Finding], hops: Sequence[Hop]) -> tuple[lis
     blamed = {f.code: c for f in findings if (c := blame(f, hops, findings)) is not None}
     held = [blamed[code] for code in BUFFERING if code in blamed]
     if held:
-        shared = next((c for c in held if c.decided), held[0])
+        shared = _shared(blamed, findings)
         blamed.update({code: shared for code in BUFFERING if code in blamed})
+        if shared.decided and "headers-held" in blamed:  # the headers waited for the same held body
+            blamed["headers-held"] = _headers_with_body(shared, hops)
     out = [replace(f, advice=blamed[f.code].fix) if f.code in blamed else f for f in findings]
     return out, next((blamed[code] for code in CAUSES if code in blamed), None)
 
@@ -323,6 +341,8 @@ def blame(f: Finding, hops: Sequence[Hop], findings: Sequence[Finding] = ()) -> 
     if f.code == "compressed-stream":
         return _compression(between, server, "the stream was compressed")
     if f.code == "content-length-on-stream":
+        if isinstance(f.evidence, ContentLength) and f.evidence.streamed:
+            return None  # the body arrived spread out: nothing held it, the header is only wrong
         return _among([APPLICATION, *buffering], "length", "a Content-Length was set, so the whole body was held "
                       "before it was sent", between, server)  # fmt: skip
     if f.code == "headers-held":  # a WSGI server sends them with the first write; a buffering proxy with its flush
@@ -344,10 +364,18 @@ def _buffering(f: Finding, between: list[str], server: str | None, compressed: b
     if size in _PAGE_SLICES and "nginx" in between:
         why = f"slices of exactly {size} bytes cut across events behind nginx: its proxy_buffer_size"
         return Culprit("nginx", True, ("nginx",), why, _fix("nginx", "buffering", server))
-    if compressed:
-        return _compression(between, server, "a compressed stream arrived in flushes")
     buffering = [h for h in between if CATALOGUE[h].buffers]
     others = [h for h in between if h not in buffering]
+    if isinstance(ev, Bursts) and ev.lumps:  # a merging hop's doing, compressed or not (each lump decodes whole)
+        lumps = f"text events arrived in lumps of a few, read after read ({len(ev.bursts)} reads)"
+        if not between:
+            return _unseen_lumper(lumps, server)
+        return _among([*buffering, APPLICATION, *others], "buffering", lumps, between, server)
+    if compressed:
+        flushes = "in one flush" if f.code == "single-flush" else "in flushes"
+        return _compression(between, server, f"a compressed stream arrived {flushes}")
+    if size is not None and not between:
+        return _unseen_slicer(size, server)
     if size is not None:
         return _among([*buffering, APPLICATION, *others], "buffering",
                       f"slices of exactly {size} bytes cut across events", between, server)  # fmt: skip
@@ -356,6 +384,53 @@ def _buffering(f: Finding, between: list[str], server: str | None, compressed: b
                       between, server)  # fmt: skip
     return _among([*buffering, APPLICATION, *others], "buffering", "events arrived held and released together",
                   between, server)  # fmt: skip
+
+
+def _shared(blamed: dict[str, Culprit], findings: Sequence[Finding]) -> Culprit:
+    """The one culprit of the buffering findings: one event holding the whole answer (the app's, decided)
+    first; then the slices' (their size says more than a burst's timing, and unseen proxies cut slices);
+    then a decided one; else the first."""
+    one_event = any(f.code == "single-flush" and isinstance(f.evidence, SingleFlush) and f.evidence.events == 1
+                    for f in findings)  # fmt: skip
+    if one_event:
+        return blamed["single-flush"]
+    if "fixed-size-flush" in blamed:
+        return blamed["fixed-size-flush"]
+    held = [blamed[code] for code in BUFFERING if code in blamed]
+    return next((c for c in held if c.decided), held[0])
+
+
+def _unseen_slicer(size: int, server: str | None) -> Culprit:
+    """Fixed-size slices with no proxy in the headers: the app's stack may have cut them, or a proxy that
+    names itself in no header (the lab's Apache mod_proxy and HAProxy pass the app's Server header on)."""
+    candidates = (APPLICATION, *QUIET_PROXIES)
+    why = (f"slices of exactly {size} bytes cut across events, and the headers show no proxy; but "
+           f"{' and '.join(QUIET_PROXIES)} name themselves in no header: recording the app directly decides")
+    fixes = "; ".join(f"for {label(c)}: {_fix(c, 'buffering', server)}" for c in candidates)
+    decide = (f"record the app on its own port (no proxy) and run `sse-inspect diff --by timing APP CLIENT`: "
+              f"the same slices there are the app's, none are a proxy's; {fixes}")
+    return Culprit(APPLICATION, False, candidates, why, decide)
+
+
+def _unseen_lumper(lumps: str, server: str | None) -> Culprit:
+    """Lumps of a few events with no proxy in the headers: most likely HAProxy merging small writes (it
+    names itself in no header; the lab's HAProxy 2.6 delivered 4 events every 240 ms until `option
+    http-no-delay`), else the app writing a few events at a time."""
+    candidates = ("haproxy", APPLICATION)
+    why = (f"{lumps}, and the headers show no proxy; HAProxy merges small writes by default and names itself "
+           "in no header: recording the app directly decides")
+    fixes = "; ".join(f"for {label(c)}: {_fix(c, 'buffering', server)}" for c in candidates)
+    decide = (f"record the app on its own port (no proxy) and run `sse-inspect diff --by timing APP CLIENT`: "
+              f"lumps there are the app's, none are a proxy's; {fixes}")
+    return Culprit("haproxy", False, candidates, why, decide)
+
+
+def _headers_with_body(held: Culprit, hops: Sequence[Hop]) -> Culprit:
+    """Held headers when the body's holder is decided: the headers waited for that held body, so the
+    same hop held them, and its fix for headers applies."""
+    server = next((h.name for h in hops if h.kind == "server"), None)
+    why = f"the headers came only with the first event, which {label(held.hop)} held: the body's cause held them"
+    return Culprit(held.hop, True, (held.hop,), why, _fix(held.hop, "headers", server))
 
 
 def _compression(between: list[str], server: str | None, what: str) -> Culprit:
@@ -374,10 +449,13 @@ def _among(candidates: list[str], cause: str, what: str, between: list[str], ser
         else:
             seen = "the headers show no proxy" + (f" (only {server}, the app's own server)" if server else "")
         why = f"{what}, and {seen}: the app or its framework did it"
+        fix = _fix(APPLICATION, cause, server)
         if cause == "compression" and not between:
             why += f" ({QUIET_COMPRESSORS} compress without naming themselves in any header: one in front looks "
             why += "the same)"
-        return Culprit(APPLICATION, True, (APPLICATION,), why, _fix(APPLICATION, cause, server))
+            quiet = QUIET_COMPRESSORS.replace(" and ", " or ")
+            fix += f"; if {quiet} stands in front (they name themselves in no header), turn its compression off instead"
+        return Culprit(APPLICATION, True, (APPLICATION,), why, fix)
     suspect = next(c for c in candidates if c != APPLICATION)
     why = f"{what}; recording both sides of {suspect} decides"
     fixes = "; ".join(f"for {label(c)}: {_fix(c, cause, server)}" for c in candidates)
@@ -399,11 +477,27 @@ def _timeout(f: Finding, seen: list[str]) -> Culprit | None:
     candidates = tuple(matched or ev.hops)
     if not candidates:
         return None
+    if not matched and cause == "total" and all(CATALOGUE[h].kind != "server" for h in candidates):
+        return _unseen_total(ev, candidates, seen)
     shown = "the headers show" if matched else "none of them is in the headers"
     why = f"cut after {ev.seconds:.1f} s, near the {limit} {cause} limit of {' or '.join(map(label, candidates))} "
     why += f"({shown})"
     fixes = "; ".join(f"for {label(c)}: {_fix(c, cause)}" for c in candidates)
     return Culprit(candidates[0], False, candidates, why, f"{_GENERAL[cause]}; {fixes}")  # the general fix helps whichever it was
+
+
+def _unseen_total(ev: TimeoutCut, unseen: tuple[str, ...], seen: list[str]) -> Culprit:
+    """A cut while flowing near a platform's or proxy's duration limit (Vercel 10 s, Envoy 15 s, API
+    Gateway 29 s) that no header shows: those name themselves in every response, so the app's own
+    server or worker (a crash, a worker timeout) comes first, and the unseen hops after it."""
+    candidates = (APPLICATION, *unseen)
+    hops = " or ".join(map(label, unseen))
+    shown = f"the headers show {', '.join(seen)}, not {hops}" if seen else f"no header shows {hops}"
+    why = (f"cut after {ev.seconds:.1f} s while the stream flowed, near the {ev.limit_s:g} s total limit of {hops}, "
+           f"but {shown}: the app's server or worker may have ended it")
+    server = next((h for h in seen if CATALOGUE[h].kind == "server"), None)
+    fixes = "; ".join(f"for {label(c)}: {_fix(c, 'total', server)}" for c in candidates)
+    return Culprit(APPLICATION, False, candidates, why, f"{_GENERAL['total']}; {fixes}")
 
 
 def _fix(hop: str, cause: str, server: str | None = None) -> str:
@@ -426,10 +520,14 @@ def hops_line(hops: Iterable[Hop]) -> str:
     """The hops as one line, nearest the client first: `nginx (Server: nginx/1.22.1) -> gunicorn (...)`,
     with "no proxy seen in the headers" when none stood between the app and the client."""
     hops = list(hops)
-    line = " -> ".join(f"{h.name} ({h.header}: {h.value})" for h in hops)
+    line = " -> ".join(f"{h.name} ({h.header}: {_clip(h.value)})" for h in hops)
     if not any(h.kind != "server" for h in hops):
         line = f"{line}; no proxy seen in the headers" if line else "no proxy seen in the headers"
     return line
+
+
+def _clip(value: str) -> str:
+    return value if len(value) <= _SHOWN else value[:_SHOWN] + "…"
 
 
 def culprit_line(c: Culprit) -> str:

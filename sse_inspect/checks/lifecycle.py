@@ -20,6 +20,8 @@ _NOT_TEXT = ~EventFlags.TEXT
 Python 3.11, `~EventFlags.TEXT` written there costs 0.3 µs an event; `check` takes about 7 µs)."""
 _SENTINELS_KEPT = 100
 """[DONE]-like events reported (each is a finding)."""
+_TIMEOUT_CUTS = ("idle-timeout-cut", "total-timeout-cut")
+"""The timing codes that explain a cut connection (the limit that cut it): `connection-cut` yields to them."""
 _RECENT = 256
 """Body bytes held to tell how a [DONE] line ended (a longer [DONE] event is told as plain)."""
 
@@ -157,16 +159,24 @@ class LifecycleCheck(Check):
         assert end is not None  # a connection cut is an end line's
         how = say(a.outcome.cause, Audience.FINDING, end)
         marker = ctx.dialect.end_marker
-        promised = (f"it may end with {marker} or not, and did not" if marker else "it has no end marker")
+        may_omit = f"without {marker} (a {ctx.dialect.name} stream may omit it)"
+        ended = may_omit if marker else "with no end marker to check"
         last = self.last
         return self.found(
             "connection-cut",
-            f"the connection ended after {_events(a.timing.events)} without the stream's end ({promised}): {how}",
+            f"the stream ended after {_events(a.timing.events)} {ended}: {how}",
             t=end.t,
             event_index=last.index if last else None,
             evidence=EndMissing(end.kind, a.answer.finish_reason),
             advice=ADVICE.get(a.outcome.cause),
         )
+
+    def review(self, ctx: Context, findings: list[Finding]) -> list[Finding]:
+        """One error per cut: a timeout cut names the limit that made it, so `connection-cut` (the
+        same cut, with no cause) goes."""
+        if any(f.code in _TIMEOUT_CUTS for f in findings):
+            return [f for f in findings if f.code != "connection-cut"]
+        return findings
 
     def _sentinels(self, dialect: str, sends_done: bool, plain: bool) -> Iterator[Finding]:
         for e, kind in self.sentinels:

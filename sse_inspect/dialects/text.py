@@ -24,6 +24,9 @@ __all__ = ["JSON_PAYLOADS", "PLAIN_PAYLOADS", "TEXT_FIELDS", "Text", "text_of"]
 TEXT_FIELDS = ("content", "text", "token", "response", "delta")
 """The members of a JSON object that plainly carry a piece of the answer, tried in this order (the
 first that holds a string is the piece): the names apps and simple servers give it."""
+_GLUED_DONE = "\n" + DONE
+"""An event's last data line `[DONE]`: the end marker glued to the answer when a hop stripped the blank
+lines between events (not-an-event-stream says so); it is no part of the answer's text."""
 PLAIN_PAYLOADS = "plain text"
 JSON_PAYLOADS = "JSON"
 """What `Answer.extra["payloads"]` says of a text stream: its data was plain text (a client shows
@@ -63,6 +66,8 @@ class _TextReader(Reader):
         data = event.data
         if data == DONE or not data:
             return
+        if data.endswith(_GLUED_DONE):  # a hop stripped the blank lines: [DONE] came as the event's last line
+            data = data[: -len(_GLUED_DONE)]
         piece = text_of(data, payload)
         if payload or piece != data:
             self._json += 1

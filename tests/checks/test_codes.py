@@ -98,12 +98,12 @@ TRIGGERS = [
     Case("text-cut", "connection-cut",
          lambda: T.paced([b"data: Hello\n\n", b"data:  world\n\n"], end="server-disconnected",
                          end_error="incomplete chunked read", url="http://localhost:8000/chat"), E,
-         ("the connection ended after 2 events without the stream's end (it may end with data: [DONE] or not, "
-          "and did not)", "cut mid-stream (incomplete chunked read)")),
+         ("the stream ended after 2 events without data: [DONE] (a text stream may omit it)",
+          "cut mid-stream (incomplete chunked read)")),
     Case("generic-cut", "connection-cut",
          lambda: T.paced([b'data: {"n": 1}\n\n', b'data: {"n": 2}\n\n'], end="server-disconnected",
                          end_error="connection reset by peer", url="http://localhost:8000/stream"), E,
-         ("without the stream's end (it has no end marker)", "cut mid-stream (connection reset by peer)")),
+         ("ended after 2 events with no end marker to check", "cut mid-stream (connection reset by peer)")),
     Case("openai-closed-inside-event", "missing-end-marker", lambda: T.paced(OA[:-1] + [TRUNCATED]), E,
          ("closed inside an event",)),
     Case("anthropic", "missing-end-marker", lambda: T.paced(T.anthropic_events(5, stop=False), url=ANTHROPIC_URL),
@@ -157,7 +157,7 @@ TRIGGERS = [
     Case("17-lines-of-1-MiB", "event-too-long", lambda: T.long_line(17 << 20, lines=17), E,
          ("an event whose data came to 17825706 characters (over the limit of 16777216) was dropped",)),
     Case("content-length", "content-length-on-stream", with_headers(("Content-Length", "1904")), W,
-         ("Content-Length: 1904", "held the whole body")),
+         ("Content-Length: 1904", "arrived spread over", "the header is wrong for a stream")),
     Case("no-cache-control", "no-cache-header", with_headers(base=T.SSE_HEADERS[:1]), I, ("no Cache-Control",)),
     Case("cacheable", "no-cache-header", with_headers(("Cache-Control", "max-age=60"), base=T.SSE_HEADERS[:1]), I,
          ("(Cache-Control: max-age=60)",)),
@@ -215,6 +215,17 @@ TRIGGERS = [
          ("a JSON document served as text/event-stream", """'{"error": {"message": "Rate limit""")),
     Case("blank-lines-stripped", "not-an-event-stream", lambda: T.capture(STRIPPED), E,
          ("20 data lines and no blank line between them", "'data:  tok0\\ndata:  tok1")),
+    Case("length-not-a-number-held", "content-length-on-stream",
+         lambda: T.capture([(1.6, b"".join(OA))], headers=T.SSE_HEADERS + (("Content-Length", "abc"),)), W,
+         ("Content-Length: 'abc' (not a number)", "held the whole body")),
+    Case("blank-lines-stripped-but-the-last", "not-an-event-stream",
+         lambda: T.capture([*((round(0.1 + 0.06 * i, 6), f"data: w{i}\n".encode()) for i in range(30)),
+                            (2.0, b"data: [DONE]\n\n")]), E,
+         ("event #0's 31 data lines came over 1.900 s with no blank line between them",)),
+    Case("html-after-a-comment", "not-an-event-stream", lambda: T.capture([(0.3, b"<!-- error --><html>502</html>")]),
+         E, ("an HTML page",)),
+    Case("plain-text-error", "not-an-event-stream", lambda: T.capture([(0.3, b"Internal Server Error")]), E,
+         ("plain text with no field line", "'Internal Server Error'")),
 ]
 
 NEAR_MISSES = [
@@ -306,6 +317,13 @@ NEAR_MISSES = [
     Case("empty-body", "not-an-event-stream", lambda: T.capture([])),
     Case("json-served-as-json", "not-an-event-stream",
          lambda: T.capture([(0.3, JSON_ERROR)], headers=(("Content-Type", "application/json"),))),
+    Case("text-cut-explained-by-an-idle-timeout", "connection-cut",
+         lambda: dataclasses.replace(T.paced([b"data: w\n\n"] * 5, url="http://localhost:8000/chat"),
+                                     end=End(kind="server-disconnected", t=61.0, error="peer closed"))),
+    Case("markdown-block-written-at-once", "not-an-event-stream",
+         lambda: T.capture([(0.3, b"".join(f"data: line {i}\n".encode() for i in range(20)) + b"\n"),
+                            (0.4, b"data: [DONE]\n\n")])),
+    Case("a-field-line-then-nothing", "not-an-event-stream", lambda: T.capture([(0.3, b"event: ping\n")])),
 ]
 # fmt: on
 

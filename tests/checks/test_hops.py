@@ -12,8 +12,8 @@ from click.testing import CliRunner
 
 from sse_inspect import Capture, dump_capture, load_capture
 from sse_inspect.checks import Finding, Severity, check_capture, parse_codes
-from sse_inspect.checks.evidence import Encoding, FixedSizeFlush, HeadersHeld, SingleFlush, TimeoutCut
-from sse_inspect.checks.hops import CATALOGUE, Culprit, Hop, blame, culprit, read_hops
+from sse_inspect.checks.evidence import Burst, Bursts, Encoding, FixedSizeFlush, HeadersHeld, SingleFlush, TimeoutCut
+from sse_inspect.checks.hops import CATALOGUE, Culprit, Hop, blame, culprit, hops_line, read_hops, with_culprits
 from sse_inspect.cli import cli
 from sse_inspect.report import html_report
 
@@ -112,7 +112,7 @@ def test_a_raw_body_has_no_hops() -> None:
 
 def test_every_hop_read_is_in_the_catalogue_with_a_known_kind() -> None:
     assert {k.kind for k in CATALOGUE.values()} == {"proxy", "cdn", "platform", "server"}
-    assert "application" in CATALOGUE and len(CATALOGUE) == 29
+    assert "application" in CATALOGUE and len(CATALOGUE) == 30  # tomcat added (Apache-Coyote)
 
 
 # -- the culprit -----------------------------------------------------------------------------------
@@ -360,3 +360,124 @@ def test_a_culprit_is_frozen() -> None:
     c = Culprit("application", True, ("application",), "why", "fix")
     with pytest.raises(dataclasses.FrozenInstanceError):
         c.hop = "nginx"  # type: ignore[misc]
+
+
+def test_held_headers_follow_the_decided_culprit_of_the_held_body() -> None:
+    """The string bug behind nginx: one event held the whole answer, so the app is decided; the headers
+    waited for that same body, so headers-held names the app too, not "record both sides of nginx"."""
+    body = finding("single-flush", SingleFlush(1, 110, 1.9, 1.9))
+    found, c = with_culprits([body, finding("headers-held", HeadersHeld(1.9, 1.9))], hops("nginx"))
+    held = next(f for f in found if f.code == "headers-held")
+    assert c is not None and (c.hop, c.decided) == ("application", True)
+    assert held.fix.startswith("send the headers at once") and "record both sides" not in held.fix
+    # near miss: a flush of many events behind nginx decides nothing, so the headers stay undecided too
+    burst = finding("buffering-burst")
+    found, c = with_culprits([burst, finding("headers-held", HeadersHeld(1.9, 1.9))], hops("nginx"))
+    held = next(f for f in found if f.code == "headers-held")
+    assert c is not None and not c.decided and held.fix.startswith("record both sides of nginx")
+
+
+def test_fixed_size_slices_with_no_proxy_seen_leave_an_unseen_proxy_in_doubt() -> None:
+    """Apache's mod_proxy and HAProxy pass the app's `Server: gunicorn` on (the lab): slices with no proxy
+    in the headers are the app's or theirs, and the reason quotes the slices, not a burst."""
+    found, c = with_culprits([finding("buffering-burst"), finding("fixed-size-flush", FixedSizeFlush(4096, 6, 6))],
+                             hops("gunicorn"))  # fmt: skip
+    assert c is not None and (c.decided, c.candidates) == (False, ("application", "apache", "haproxy"))
+    assert "slices of exactly 4096 bytes" in c.why and "held and released together" not in c.why
+    assert c.fix.startswith("record the app on its own port") and "flushpackets=on" in c.fix
+    assert {f.fix for f in found if f.code in ("buffering-burst", "fixed-size-flush")} == {c.fix}
+    # near miss: a burst with no slices and no proxy seen stays the application's, decided
+    c = culprit([finding("buffering-burst")], hops("gunicorn"))
+    assert c is not None and (c.hop, c.decided) == ("application", True)
+
+
+def test_lumps_with_no_proxy_seen_suspect_haproxy_first() -> None:
+    """HAProxy 2.6 merges small writes (the lab: 4 events every 240 ms behind it, one every 60 ms with
+    `option http-no-delay`) and names itself in no header: lumps with no proxy seen are most likely
+    its doing, undecided against the app; behind nginx, nginx leads; many events after one long hold
+    (no lumps) with no proxy seen stay the application's."""
+    lumps = Bursts(tuple(Burst(t, 4, 40, 0.24, 0.1) for t in (0.3, 0.54, 0.78, 1.02, 1.26)), 20, 0.1, lumps=True)
+    found, c = with_culprits([finding("buffering-burst", lumps)], hops("gunicorn"))
+    assert c is not None and (c.hop, c.decided, c.candidates) == ("haproxy", False, ("haproxy", "application"))
+    assert "lumps of a few" in c.why and "option http-no-delay" in c.fix and found[0].fix == c.fix
+    c = culprit([finding("buffering-burst", lumps)], hops("nginx", "gunicorn"))
+    assert c is not None and c.candidates[0] == "nginx" and not c.decided
+    held = Bursts((Burst(2.0, 40, 4000, 2.0, 3.0),), 40, 50.0)
+    c = culprit([finding("buffering-burst", held)], hops("gunicorn"))
+    assert c is not None and (c.hop, c.decided) == ("application", True)
+
+
+def test_a_content_length_on_a_stream_that_streamed_names_no_culprit() -> None:
+    """The events arrived spread over seconds: nothing held the body, the header is only wrong, and an OK
+    verdict gets no "most likely" line beside it; held at once, the application is named."""
+    paced = T.paced(T.openai_events(20), headers=T.SSE_HEADERS + (("Content-Length", "1904"),))
+    report = check_capture(paced)
+    [length] = [f for f in report.findings if f.code == "content-length-on-stream"]
+    assert report.culprit is None and report.verdict.startswith("OK")
+    assert "held the whole body" not in length.message and "no Content-Length" in length.fix
+    held = T.capture([(1.6, b"".join(T.openai_events(20)))], headers=T.SSE_HEADERS + (("Content-Length", "1904"),))
+    report = check_capture(held)
+    assert report.culprit is not None and report.culprit.hop == "application"
+
+
+def test_a_total_cut_near_an_unseen_platforms_limit_puts_the_apps_server_first() -> None:
+    """Cut while flowing at 10 s on localhost behind nginx: Vercel, which names itself in every response, is
+    not in the headers, so the app's server or worker (a crash, a worker timeout) comes first."""
+    cut = finding("total-timeout-cut", TimeoutCut(10.05, 10.0, ("vercel",)))
+    c = culprit([cut], hops("nginx"))
+    assert c is not None and (c.hop, c.decided, c.candidates) == ("application", False, ("application", "vercel"))
+    assert "the headers show nginx, not vercel" in c.why and "worker timeout" in c.fix and "maxDuration" in c.fix
+    # near misses: Vercel in the headers decides; an idle cut at a proxy's limit keeps its proxies first
+    c = culprit([cut], hops("vercel"))
+    assert c is not None and (c.hop, c.decided) == ("vercel", True)
+    c = culprit([finding("idle-timeout-cut", TimeoutCut(60.1, 60.0, ("nginx", "aws-alb")))], hops("gunicorn"))
+    assert c is not None and c.candidates == ("nginx", "aws-alb")
+
+
+def test_advice_applies_to_what_was_seen() -> None:
+    """A compressed stream with no proxy seen: the finding's own advice carries the caveat of proxies that
+    compress unseen, and names Django's fix (its GZipMiddleware excludes no type). Cloudflare's buffering
+    fix does not tell an event stream to be one. Near miss: behind a compressing proxy seen, no caveat."""
+    c = blame(finding("compressed-stream", Encoding("gzip")), hops("gunicorn"))
+    assert c is not None and "if Apache, HAProxy or Traefik stands in front" in c.fix
+    assert "`Content-Encoding: identity` on the StreamingHttpResponse" in c.fix
+    c = blame(finding("compressed-stream", Encoding("gzip")), hops("caddy"))
+    assert c is not None and "stands in front" not in c.fix
+    c = culprit([finding("buffering-burst")], hops("cloudflare"))
+    assert c is not None and "cloudflare" in c.candidates
+    assert "Content-Type: text/event-stream" not in c.fix and "no-transform" in c.fix
+
+
+@pytest.mark.parametrize(
+    ("headers", "url", "expected"),
+    [
+        ((("Server", "Apache-Coyote/1.1"),), T.OPENAI_URL, ["tomcat"]),  # Tomcat, the app's own server
+        ((("Server", "Apache/2.4.57"),), T.OPENAI_URL, ["apache"]),  # near miss: the httpd proxy
+        ((), "https://chat.run.app.example.com/", []),  # a host rule matches the end, not a substring
+        ((), "https://chat-abc.a.run.app/", ["cloud-run"]),
+        ((), "https://abc.execute-api.us-east-1.amazonaws.com/prod", ["aws-api-gateway"]),
+        ((("x-amzn-trace-id", "Root=1-abc"),), T.OPENAI_URL, []),  # Lambda URLs and apps echo it too
+        ((("Server", "gunicorn"), ("Server", "nginx"), ("Via", "1.1 varnish")), T.OPENAI_URL,
+         ["varnish", "nginx", "gunicorn"]),  # a Via entry's proxy stands in front of the Server-named one
+        ((("Via", "1.1 nginx (comment, with comma), 1.1 vegur"),), T.OPENAI_URL, ["heroku", "nginx"]),
+    ],
+)
+def test_hops_read_from_what_the_headers_say(
+    headers: tuple[tuple[str, str], ...], url: str, expected: list[str]
+) -> None:
+    assert names(*headers, url=url) == expected
+
+
+def test_the_hops_line_clips_a_long_value_and_keeps_a_via_comment_whole() -> None:
+    line = hops_line(read_hops(with_headers(("Server", "nginx/" + "A" * 20_000))))
+    assert len(line) < 100 and line.endswith("…)")
+    line = hops_line(read_hops(with_headers(("Via", "1.1 nginx (comment, with comma)"))))
+    assert line == "nginx (Via: 1.1 nginx (comment, with comma))"
+
+
+def test_a_compressed_stream_in_one_flush_is_said_so() -> None:
+    found = [finding("single-flush", SingleFlush(30, 300, 1.9, 1.9)), finding("compressed-stream")]
+    c = culprit(found, hops("gunicorn"))
+    assert c is not None and "a compressed stream arrived in one flush" in c.why
+    c = culprit([finding("buffering-burst"), finding("compressed-stream")], hops("gunicorn"))
+    assert c is not None and "a compressed stream arrived in flushes" in c.why

@@ -218,3 +218,13 @@ def test_real_recordings_of_the_seed_app(name: str, text_events: int, payloads: 
     codes = {f.code for f in report.findings}
     assert not codes & {"invalid-json", "missing-end-marker", "data-after-end"}
     assert ("done-not-json" in codes) == (payloads == "JSON")
+
+
+def test_a_done_glued_to_the_answer_by_stripped_blank_lines_is_not_answer_text() -> None:
+    """A hop stripped the blank lines but the last: the whole answer and its `[DONE]` are one event's data
+    lines. The answer is the words; a `[DONE]` inside a line of text (near miss) stays text."""
+    body = [(round(0.1 + 0.06 * i, 6), f"data: w{i}\n".encode()) for i in range(5)] + [(2.0, b"data: [DONE]\n\n")]
+    a = analyze(T.capture(body, url=APP_URL))
+    assert a.answer.dialect == "text" and a.answer.text == "w0\nw1\nw2\nw3\nw4"
+    a = analyze(T.capture([(0.3, b"data: say [DONE] when done\n\n")], url=APP_URL), dialect="text")
+    assert a.answer.text == "say [DONE] when done"
