@@ -377,7 +377,7 @@ def _flask_scenarios() -> list[Scenario]:
 
 
 def django_gzip_flushes() -> bool:
-    """Whether the installed Django's GZipMiddleware flushes each chunk of a streaming response (Django 6
+    """Whether the installed Django's GZipMiddleware flushes each chunk of a streaming response (6.1.3
     does; 5.2 holds the chunks in the compressor until it is closed): asked of `compress_sequence` itself,
     by whether it hands out the first chunk before it takes the second."""
     try:
