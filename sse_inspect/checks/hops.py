@@ -403,26 +403,26 @@ def _shared(blamed: dict[str, Culprit], findings: Sequence[Finding]) -> Culprit:
 def _unseen_slicer(size: int, server: str | None) -> Culprit:
     """Fixed-size slices with no proxy in the headers: the app's stack may have cut them, or a proxy that
     names itself in no header (the lab's Apache mod_proxy and HAProxy pass the app's Server header on)."""
-    candidates = (APPLICATION, *QUIET_PROXIES)
-    why = (f"slices of exactly {size} bytes cut across events, and the headers show no proxy; but "
-           f"{' and '.join(QUIET_PROXIES)} name themselves in no header: recording the app directly decides")
-    fixes = "; ".join(f"for {label(c)}: {_fix(c, 'buffering', server)}" for c in candidates)
-    decide = (f"record the app on its own port (no proxy) and run `sse-inspect diff --by timing APP CLIENT`: "
-              f"the same slices there are the app's, none are a proxy's; {fixes}")
-    return Culprit(APPLICATION, False, candidates, why, decide)
+    return _unseen((APPLICATION, *QUIET_PROXIES), f"slices of exactly {size} bytes cut across events",
+                   f"{' and '.join(QUIET_PROXIES)} name themselves in no header", "the same slices", server)
 
 
 def _unseen_lumper(lumps: str, server: str | None) -> Culprit:
     """Lumps of a few events with no proxy in the headers: most likely HAProxy merging small writes (it
     names itself in no header; the lab's HAProxy 2.6 delivered 4 events every 240 ms until `option
     http-no-delay`), else the app writing a few events at a time."""
-    candidates = ("haproxy", APPLICATION)
-    why = (f"{lumps}, and the headers show no proxy; HAProxy merges small writes by default and names itself "
-           "in no header: recording the app directly decides")
+    return _unseen(("haproxy", APPLICATION), lumps,
+                   "HAProxy merges small writes by default and names itself in no header", "lumps", server)
+
+
+def _unseen(candidates: tuple[str, ...], what: str, unseen: str, sign: str, server: str | None) -> Culprit:
+    """Undecided between `candidates` (most likely first) when the headers show no proxy but one that names
+    itself in no header may stand in front: recording the app on its own port decides."""
+    why = f"{what}, and the headers show no proxy; but {unseen}: recording the app directly decides"
     fixes = "; ".join(f"for {label(c)}: {_fix(c, 'buffering', server)}" for c in candidates)
     decide = (f"record the app on its own port (no proxy) and run `sse-inspect diff --by timing APP CLIENT`: "
-              f"lumps there are the app's, none are a proxy's; {fixes}")
-    return Culprit("haproxy", False, candidates, why, decide)
+              f"{sign} there are the app's, none are a proxy's; {fixes}")
+    return Culprit(candidates[0], False, candidates, why, decide)
 
 
 def _headers_with_body(held: Culprit, hops: Sequence[Hop]) -> Culprit:
