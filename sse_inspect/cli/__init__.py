@@ -12,7 +12,7 @@ from typing import ClassVar
 
 import click
 
-from .. import __version__
+from .._version import __version__
 from .._analysis import analyze
 from .._rechunk import RechunkSpec
 from . import _json
