@@ -204,6 +204,7 @@ def test_reading_a_big_capture_on_a_terminal_shows_progress(monkeypatch: pytest.
     err = io.StringIO()
     monkeypatch.setattr(_render, "console", lambda stderr=False: Console(file=err, force_terminal=True, width=100))
     monkeypatch.setattr(_reading, "PROGRESS_FROM", 1_000_000)
+    monkeypatch.setenv("FORCE_TERMINAL", "1")  # stderr is no tty under pytest: let rich's console decide
     path = tmp_path / "big.jsonl"
     write_openai_capture(path, 3_000_000)
     with _reading.reading(str(path)) as (stream, watchers):

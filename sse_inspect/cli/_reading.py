@@ -6,6 +6,7 @@ Kept apart from the rich views so that `text` and `events --json` start without 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -27,8 +28,8 @@ PROGRESS_FROM = 32 << 20
 def reading(path: str) -> Iterator[tuple[CaptureStream, list[Observer]]]:
     """Open a capture to stream through, with a progress bar on stderr while a big one is read."""
     with open_capture(path) as stream:
-        if stream.size is None or stream.size < PROGRESS_FROM:
-            yield stream, []
+        if stream.size is None or stream.size < PROGRESS_FROM or not _maybe_terminal():
+            yield stream, []  # no bar, and no rich loaded for it
             return
         from rich.progress import DownloadColumn, Progress
 
@@ -41,6 +42,12 @@ def reading(path: str) -> Iterator[tuple[CaptureStream, list[Observer]]]:
         with Progress(*Progress.get_default_columns(), DownloadColumn(), console=err, transient=True) as bar:
             task = bar.add_task(f"reading {_render.markup(os.path.basename(path))}", total=stream.size)
             yield stream, [_ReadProgress(stream, bar, task)]
+
+
+def _maybe_terminal() -> bool:
+    """Whether stderr may be a terminal to rich: a tty, or one forced by rich's own variables
+    (rich decides then). Asked first, so that piped runs of big captures do not load rich."""
+    return sys.stderr.isatty() or bool(os.environ.get("FORCE_TERMINAL") or os.environ.get("TTY_COMPATIBLE"))
 
 
 class _ReadProgress(Observer):

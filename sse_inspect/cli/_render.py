@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from rich.console import Console, ConsoleOptions, Group, JustifyMethod, OverflowMethod, RenderableType, RenderResult
 
@@ -14,8 +14,6 @@ except ImportError:  # pragma: no cover
     divide_line = None  # type: ignore[assignment]
 from rich.cells import cell_len
 from rich.markup import escape
-from rich.panel import Panel
-from rich.table import Table
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
@@ -28,6 +26,9 @@ from .._format import size as _size
 from .._outcome import Audience, Outcome, State, say
 from ..checks import Report
 from ..checks.evidence import Bursts, Silence
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 _SPARK = " ▁▂▃▄▅▆▇█"
 _SCALE_WIDTH = 10
@@ -426,6 +427,8 @@ class Boxed:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         if not options.no_wrap:
+            from rich.panel import Panel  # a terminal's view only: piped output starts without it
+
             yield Panel(self.body, title=self.title, title_align="left", border_style=self.border_style)
             return
         rule = "─" * max(2, min(options.max_width, 80) - self.title.cell_len - 4)
@@ -509,6 +512,8 @@ class Rows:
         self.rows.append((texts, [text.cell_len for text in texts], style))
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        from rich.table import Table  # loaded for the views that print rows (with decimal and fractions)
+
         if not hasattr(Table, _LAYOUT_RULE):  # a rich without the layout rule `_widths` borrows
             yield self._table()
             return
@@ -524,6 +529,8 @@ class Rows:
 
     def _table(self) -> Table:
         """The same rows as a rich Table: what they stand for, at its full cost."""
+        from rich.table import Table
+
         table = Table(box=None, header_style="bold", pad_edge=False, show_header=self.header)
         for c in self.columns:
             table.add_column(c.header, justify=c.justify, style=c.style, overflow=c.overflow, min_width=c.min_width)
@@ -534,6 +541,8 @@ class Rows:
     def _widths(self, console: Console, options: ConsoleOptions) -> list[int]:
         """Each column's width with its padding: rich's layout of a table holding only, for each
         column, its widest cell and the cell with its longest word (what rich measures a column by)."""
+        from rich.table import Table
+
         sample = Table(box=None, pad_edge=False, show_header=self.header)
         for c in self.columns:
             sample.add_column(c.header, justify=c.justify, overflow=c.overflow, min_width=c.min_width)
