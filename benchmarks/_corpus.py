@@ -8,6 +8,8 @@ size asked for; the CRLF bodies are the LF bodies with every LF made CRLF, so a 
     anthropic_messages(size)   event: content_block_delta / data: {...} per token, framed by the
                                message_start ... message_stop events of a real stream
     multiline(size)            events of `event:`, `id:` and 2 to 6 `data:` lines of 64 KiB each
+    stream(name, size)         the events of openai_chat or anthropic_messages one at a time (the
+                               same bytes, never held whole: for captures of a GB)
     crlf(body)                 the same body with CRLF line ends
     chunked(body, n)           the body cut every n bytes (n=0: one chunk)
 
@@ -23,7 +25,7 @@ import random
 from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
-__all__ = ["MB", "Body", "anthropic_messages", "chunked", "crlf", "multiline", "openai_chat", "tokens"]
+__all__ = ["MB", "Body", "anthropic_messages", "chunked", "crlf", "multiline", "openai_chat", "stream", "tokens"]
 
 MB = 1_000_000
 
@@ -91,15 +93,20 @@ Item = tuple[bytes, tuple[str, str, str]]  # an event's bytes, what it dispatche
 
 def _fill(size: int, head: list[Item], events: Iterable[Item], tail: list[Item]) -> Body:
     """The head events, as many events as fit in `size` bytes with the tail events, the tail events."""
+    parts = list(_fitting(size, head, events, tail))
+    return Body(b"".join(b for b, _ in parts), [e for _, e in parts], max(len(b) for b, _ in parts))
+
+
+def _fitting(size: int, head: list[Item], events: Iterable[Item], tail: list[Item]) -> Iterator[Item]:
+    """`_fill`'s events one at a time."""
     room = size - sum(len(b) for b, _ in head) - sum(len(b) for b, _ in tail)
-    parts = list(head)
+    yield from head
     for item in events:
         room -= len(item[0])
         if room < 0:
             break
-        parts.append(item)
-    parts += tail
-    return Body(b"".join(b for b, _ in parts), [e for _, e in parts], max(len(b) for b, _ in parts))
+        yield item
+    yield from tail
 
 
 def _data(data: str) -> Item:
@@ -108,15 +115,23 @@ def _data(data: str) -> Item:
 
 def openai_chat(size: int, seed: int = 0) -> Body:
     """An OpenAI Chat Completions stream of `size` bytes or a little less."""
+    return _fill(size, *_openai_parts(seed))
+
+
+def _openai_parts(seed: int) -> tuple[list[Item], Iterator[Item], list[Item]]:
     prefix = '{"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1764471600,"model":"bench",'
     prefix += '"choices":[{"index":0,"delta":{"content":'
     suffix = '},"finish_reason":null}]}'
     events = (_data(prefix + json.dumps(t, ensure_ascii=False) + suffix) for t in tokens(seed))
-    return _fill(size, [], events, [_data("[DONE]")])
+    return [], events, [_data("[DONE]")]
 
 
 def anthropic_messages(size: int, seed: int = 1) -> Body:
     """An Anthropic Messages stream of `size` bytes or a little less."""
+    return _fill(size, *_anthropic_parts(seed))
+
+
+def _anthropic_parts(seed: int) -> tuple[list[Item], Iterator[Item], list[Item]]:
 
     def event(kind: str, payload: dict) -> Item:
         data = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
@@ -159,7 +174,14 @@ def anthropic_messages(size: int, seed: int = 1) -> Body:
         )
         for t in tokens(seed)
     )
-    return _fill(size, head, deltas, tail)
+    return head, deltas, tail
+
+
+def stream(name: str, size: int) -> Iterator[bytes]:
+    """The bytes of each event of `openai_chat(size)` (name "openai") or `anthropic_messages(size)`
+    ("anthropic"), in order, one at a time: the same body, never held whole."""
+    parts = {"openai": _openai_parts, "anthropic": _anthropic_parts}[name]
+    return (data for data, _ in _fitting(size, *parts(0 if name == "openai" else 1)))
 
 
 def multiline(size: int, seed: int = 2, line: int = 64 * 1024) -> Body:
