@@ -268,6 +268,9 @@ def run(argv: list[str], deadline: float, stdout: Path | None = None, cap_mib: f
         timer.start()
         try:
             proc.wait()
+        except BaseException:  # interrupted (Ctrl-C, or SIGTERM: see main): no run left behind
+            os.killpg(proc.pid, signal.SIGKILL)
+            raise
         finally:
             timer.cancel()
         err.seek(0)
@@ -567,6 +570,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--startup-runs", type=int, default=20, help="runs per start-up command (default 20)")
     ap.add_argument("--json", metavar="FILE", help="write every number to FILE")
     args = ap.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))  # unwinds: the run in flight is killed
     sizes = [5, 50] if args.quick else sorted({int(x) for x in args.sizes.split(",")})
     dialects = [d for d in args.dialects.split(",") if d]
     started = time.perf_counter()
