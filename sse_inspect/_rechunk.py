@@ -11,15 +11,18 @@ from __future__ import annotations
 
 import bisect
 import itertools
-import random
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ._capture import Chunk
 from ._errors import RechunkSpecError
 from ._events import Event
 from ._parser import EventStreamParser
+
+if TYPE_CHECKING:
+    import random
 
 __all__ = [
     "RECHUNK_FORMS",
@@ -122,6 +125,8 @@ def _cuts(body: bytes, spec: RechunkSpec) -> Iterator[int]:
     if spec.kind == "utf8":
         return (m.end() for m in _UTF8_LEAD.finditer(body))
     if spec.kind == "random":
+        import random  # loaded for this spec only: every command imports this module
+
         return _random_cuts(len(body), random.Random(spec.n))
     return iter(())  # whole
 

@@ -36,9 +36,9 @@ NEVER = ("sse_inspect._diff", "sse_inspect.report", "sse_inspect._playback", "ss
 """Loaded by no command below: the diff, the HTML report, replay and the proxy, and what they pull in."""
 
 WITHOUT = {
-    ("--version",): ("rich", "sse_inspect.checks", "sse_inspect.cli._check"),
-    ("text", CAPTURE): ("rich", "sse_inspect.checks", "sse_inspect.cli._check", "sse_inspect.cli._render"),
-    ("events", "--json", CAPTURE): ("rich", "sse_inspect.checks", "sse_inspect.cli._render"),
+    ("--version",): ("rich", "sse_inspect.checks", "sse_inspect.cli._check", "random"),
+    ("text", CAPTURE): ("rich", "sse_inspect.checks", "sse_inspect.cli._check", "sse_inspect.cli._render", "random"),
+    ("events", "--json", CAPTURE): ("rich", "sse_inspect.checks", "sse_inspect.cli._render", "random"),
     ("check", "--fail-on", "never", CAPTURE): ("rich.table", "rich.panel", "rich.progress", "decimal", "fractions"),
     ("show", CAPTURE): ("rich.table", "rich.progress", "decimal", "fractions"),
 }
