@@ -461,9 +461,8 @@ def machine() -> dict[str, Any]:
     source = f"{package} (not this checkout)"
     if package == ROOT / "sse_inspect":
         dirty = git("status", "--porcelain", "--", "sse_inspect")
-        source = (git("rev-parse", "--short", "HEAD") or "unknown") + (
-            " + uncommitted changes in sse_inspect/" * bool(dirty)
-        )
+        head = git("rev-parse", "--short", "HEAD")
+        source = f"{head} + uncommitted changes in sse_inspect/" if head and dirty else head or f"{package} (no git)"
     return {
         "cpu": cpu,
         "cores": os.cpu_count(),
