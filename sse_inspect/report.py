@@ -87,7 +87,7 @@ th{font-weight:600}td.n,th.n{text-align:right}
 .findings{list-style:none;padding:0}.finding{margin:4px 0}.finding .sev{display:inline-block;width:64px;font-weight:600}
 .fix{color:#4a545e;margin-left:68px}.culprit .fix{display:block;margin-left:16px}
 .cols{display:flex;flex-wrap:wrap;align-items:flex-start;gap:8px 48px}
-tr.held td,tr.at td{background:#fff4d6}td.data{word-break:break-all;max-width:640px}.summary td:nth-child(-n+3){white-space:nowrap}
+tr.held td,tr.at td{background:#fff4d6}td.data{word-break:break-all;max-width:640px}table.events td.n{white-space:nowrap}.summary td:nth-child(-n+3){white-space:nowrap}
 svg text{font:12px system-ui,sans-serif;fill:#3b444d}svg .axis{stroke:#9aa4ae}svg .grid{stroke:#eceff2}
 svg .chunk,svg .tail{fill:none;stroke-width:2}svg .events{fill:none;stroke-width:1.2;stroke-dasharray:5 3}
 svg .hold{opacity:.10}svg .burst{opacity:.45}svg .silence{fill:#9aa4ae;opacity:.18}
