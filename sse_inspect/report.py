@@ -269,13 +269,22 @@ class Anchor(NamedTuple):
             return cls("offset", f.offset)
         return None
 
-    def reached(self, row: Row) -> bool:
+    def reached(self, row: Row | Event) -> bool:
         """Whether `row` is at or past this point (an event reaches a byte when it holds it or comes after it)."""
         if self.by == "index":
             return row.index >= self.at
         if self.by == "t":
             return row.t is not None and row.t >= self.at
         return row.end > self.at
+
+
+def _small(event: Event) -> Event | Row:
+    """`event` as it is when it is no bigger than its `Row` (cutting each event costs time), else its `Row`."""
+    return event if len(event.data) <= DATA_SHOWN and len(event.type) <= NAME_SHOWN else Row.of(event)
+
+
+def _row(item: Event | Row) -> Row:
+    return item if type(item) is Row else Row.of(item)  # type: ignore[return-value,arg-type]
 
 
 class EventSample(Observer):
@@ -285,7 +294,8 @@ class EventSample(Observer):
 
     def __init__(self) -> None:
         self.head: list[Row] = []
-        self.tail: deque[Row] = deque(maxlen=TAIL_EVENTS)
+        self._tail: deque[Event | Row] = deque(maxlen=TAIL_EVENTS)
+        """The last events: as they came when they are small (cutting each costs time), else as `Row`s."""
         self.count = 0
         self.ordered = True
         """Every event timed, none earlier than the one before it."""
@@ -298,10 +308,14 @@ class EventSample(Observer):
             self.ordered = False
         else:
             self._last_t = t
-        if len(self.head) < HEAD_EVENTS:
-            self.head.append(Row.of(event))
+        if self.count > HEAD_EVENTS:
+            self._tail.append(_small(event))
         else:
-            self.tail.append(Row.of(event))
+            self.head.append(Row.of(event))
+
+    @property
+    def tail(self) -> list[Row]:
+        return list(map(_row, self._tail))
 
     def around(self, anchors: Sequence[Anchor]) -> Around | None:
         """The neighbourhoods of `anchors` from the events kept alone, or None when one may hold events
@@ -314,8 +328,9 @@ class EventSample(Observer):
         left = [a for a in anchors if a not in head.windows]
         if any(a.by == "t" for a in left) and not self.ordered:
             return None  # the first event to reach such a time may be anywhere
-        tail = Around(left).fed(self.tail)
-        first = self.tail[0].index if self.tail else 0
+        rows = self.tail
+        tail = Around(left).fed(rows)
+        first = rows[0].index if rows else 0
         if any(hit is not None and hit - first < AROUND for hit in tail.hits.values()):
             return None  # some of the events before it were not kept (and one of them may reach it first)
         head.windows.update(tail.windows)
@@ -342,16 +357,18 @@ class Around(Observer):
         """The index of the first event to reach each anchor (None: no event did)."""
         self.open: list[tuple[Anchor, int]] = []
         """The windows still taking events, and how many more each takes."""
-        self.ring: deque[Row] = deque(maxlen=AROUND)
+        self.ring: deque[Event | Row] = deque(maxlen=AROUND)
         self.stop = stop
 
     def event(self, event: Event, flags: EventFlags) -> None:
-        self.take(Row.of(event))
+        self.take(event)
         if self.stop and not self.pending and not self.open:
             raise Enough
 
-    def take(self, row: Row) -> None:
+    def take(self, item: Event | Row) -> None:
+        """The next event (or its `Row`)."""
         if self.open:
+            row = _row(item)
             still = []
             for anchor, left in self.open:
                 self.windows[anchor].append(row)
@@ -359,16 +376,16 @@ class Around(Observer):
                     still.append((anchor, left - 1))
             self.open = still
         for by, queue in list(self.pending.items()):
-            while queue and queue[0].reached(row):  # sorted: every anchor this row reaches is at the front
+            while queue and queue[0].reached(item):  # sorted: every anchor this item reaches is at the front
                 anchor = queue.pop(0)
-                self.windows[anchor] = [*self.ring, row]
-                self.hits[anchor] = row.index
+                self.windows[anchor] = [*map(_row, self.ring), _row(item)]
+                self.hits[anchor] = item.index
                 self.open.append((anchor, AROUND))
             if not queue:
                 del self.pending[by]
-        self.ring.append(row)
+        self.ring.append(item if type(item) is Row else _small(item))  # type: ignore[arg-type]
 
-    def fed(self, rows: Iterable[Row], *, finish: bool = True) -> Around:
+    def fed(self, rows: Iterable[Row | Event], *, finish: bool = True) -> Around:
         """This, having taken `rows` (and, with `finish`, the stream ending after them)."""
         for row in rows:
             self.take(row)
@@ -380,7 +397,7 @@ class Around(Observer):
         """The stream ended: the anchors no event reached get the last events."""
         for queue in self.pending.values():
             for anchor in queue:
-                self.windows[anchor] = list(self.ring)
+                self.windows[anchor] = list(map(_row, self.ring))
                 self.hits[anchor] = None
         self.pending = {}
         self.open = []
@@ -432,7 +449,7 @@ class EventsShown:
         sample = EventSample()
         for event in report.analysis.events:
             sample.event(event, EventFlags(0))
-        around = Around(anchors(report.findings)).fed(map(Row.of, report.analysis.events))
+        around = Around(anchors(report.findings)).fed(report.analysis.events)
         return cls.of(sample, report.findings, around)
 
 
