@@ -236,8 +236,11 @@ def test_the_page_has_exactly_checks_findings(name: str, tmp_path: Path) -> None
 # -- many captures: one process per core ---------------------------------------------------------------
 
 
-def test_many_captures_are_reported_in_parallel_as_one_after_the_other(tmp_path: Path,
-                                                                        monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+@pytest.mark.parametrize("command", [["report", "-o", "-"], ["check", "--json", "--fail-on", "never"]])
+def test_many_captures_are_checked_in_parallel_as_one_after_the_other(command: list[str], tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """`report` and `check` of a folder of 5 captures: one pool of processes, the same output as one
+    after the other; an unreadable capture among them: one line, exit 2."""
     import concurrent.futures
 
     from sse_inspect.cli import _check
@@ -253,14 +256,18 @@ def test_many_captures_are_reported_in_parallel_as_one_after_the_other(tmp_path:
             super().__init__(*args, **kw)  # type: ignore[arg-type]
 
     monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", Counted)
-    code, parallel, _ = run("report", str(tmp_path), "-o", "-")
-    assert code == 0 and pools == [1] and parallel.count('<section class="capture"') == 5
+    code, parallel, _ = run(command[0], str(tmp_path), *command[1:])
+    assert code == 0 and pools == [1]
+    if command[0] == "report":
+        assert parallel.count('<section class="capture"') == 5
+    else:
+        assert [c["path"] for c in json.loads(parallel)["captures"]] == [str(tmp_path / f"c{k}.jsonl") for k in range(5)]
     monkeypatch.setattr(_check, "PARALLEL_FROM", 100)
-    code, sequential, _ = run("report", str(tmp_path), "-o", "-")
+    code, sequential, _ = run(command[0], str(tmp_path), *command[1:])
     assert code == 0 and pools == [1] and sequential == parallel
     (tmp_path / "c9.jsonl").write_text('{"format": "sse-capture/9"}\n')
     monkeypatch.setattr(_check, "PARALLEL_FROM", 4)
-    code, out, err = run("report", str(tmp_path), "-o", str(tmp_path / "r.html"))
+    code, out, err = run(command[0], str(tmp_path), *(["-o", str(tmp_path / "r.html")] if command[0] == "report" else []))
     assert code == 2 and len(err.strip().splitlines()) == 1 and "c9.jsonl" in err and pools == [1, 1]
 
 
