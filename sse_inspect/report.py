@@ -317,25 +317,32 @@ class EventSample(Observer):
     def tail(self) -> list[Row]:
         return list(map(_row, self._tail))
 
-    def around(self, anchors: Sequence[Anchor]) -> Around | None:
-        """The neighbourhoods of `anchors` from the events kept alone, or None when one may hold events
-        they left out (then an `Around` must see the whole stream again)."""
+    def around(self, anchors: Sequence[Anchor]) -> tuple[Around, list[Anchor]]:
+        """The neighbourhoods of `anchors` found in the events kept (an `Around` that saw them), and the
+        anchors whose neighbourhood may hold events they left out: an `Around` must read the stream
+        again for those."""
         if self.count == len(self.head) + len(self.tail):  # every event kept: the head runs into the tail
-            return Around(anchors).fed([*self.head, *self.tail])
-        head = Around(anchors).fed(self.head, finish=False)
-        if head.open:  # a window runs on past the head
-            return None
-        left = [a for a in anchors if a not in head.windows]
-        if any(a.by == "t" for a in left) and not self.ordered:
-            return None  # the first event to reach such a time may be anywhere
+            return Around(anchors).fed([*self.head, *self.tail]), []
+        found = Around(anchors).fed(self.head, finish=False)
+        missing = [anchor for anchor, _ in found.open]  # their windows run on past the head
+        left = [a for queue in found.pending.values() for a in queue]  # no event of the head reached them
+        if not self.ordered:  # the first event to reach a time may then be anywhere
+            missing += [a for a in left if a.by == "t"]
+            left = [a for a in left if a.by != "t"]
         rows = self.tail
         tail = Around(left).fed(rows)
         first = rows[0].index if rows else 0
-        if any(hit is not None and hit - first < AROUND for hit in tail.hits.values()):
-            return None  # some of the events before it were not kept (and one of them may reach it first)
-        head.windows.update(tail.windows)
-        head.hits.update(tail.hits)
-        return head
+        for anchor in left:
+            hit = tail.hits[anchor]
+            if hit is not None and hit - first < AROUND:  # events before it were left out (one may reach it first)
+                missing.append(anchor)
+            else:
+                found.windows[anchor], found.hits[anchor] = tail.windows[anchor], hit
+        for anchor in missing:
+            found.windows.pop(anchor, None)
+            found.hits.pop(anchor, None)
+        found.pending, found.open = {}, []
+        return found, missing
 
 
 class Enough(Exception):
@@ -393,6 +400,11 @@ class Around(Observer):
             self.finish()
         return self
 
+    def update(self, other: Around) -> None:
+        """Take the neighbourhoods `other` found."""
+        self.windows.update(other.windows)
+        self.hits.update(other.hits)
+
     def finish(self) -> None:
         """The stream ended: the anchors no event reached get the last events."""
         for queue in self.pending.values():
@@ -418,30 +430,31 @@ class EventsShown:
     note: str | None = None
 
     @classmethod
-    def of(cls, sample: EventSample, findings: Sequence[Finding], around: Around | None = None,
-           *, why: str = "") -> EventsShown:  # fmt: skip
-        """The events shown, from the `sample` of a pass and `around`, the neighbourhoods of the findings'
-        anchors (`anchors`); None: they could not be found (`why`)."""
+    def of(cls, sample: EventSample, findings: Sequence[Finding], around: Around, *, why: str = "") -> EventsShown:
+        """The events shown, from the `sample` of a pass and `around`, the neighbourhoods it found of the
+        findings' `anchors`; those it did not find are counted in the note, with `why`."""
         pointed = _pointing(findings)
         shown = pointed[:AROUND_FINDINGS]
         rows = {r.index: r for r in (*sample.head, *sample.tail)}
         at: dict[int, list[str]] = {}
         after_end: list[str] = []
-        note = None
-        if around is None:
-            if shown:
-                note = f"The events around {len(shown)} finding(s) are not shown: {why}."
-        else:
-            for f, anchor in shown:
-                rows.update((r.index, r) for r in around.windows.get(anchor, ()))
-                hit = around.hits.get(anchor)
-                if hit is None:
-                    after_end.append(f.code)
-                else:
-                    at.setdefault(hit, []).append(f.code)
-            if len(pointed) > len(shown):
-                note = f"The events around {len(pointed) - len(shown)} more finding(s) are not shown."
-        return cls(sample.count, [rows[k] for k in sorted(rows)], at, after_end, note)
+        lost = 0
+        for f, anchor in shown:
+            if anchor not in around.windows:
+                lost += 1
+                continue
+            rows.update((r.index, r) for r in around.windows[anchor])
+            hit = around.hits[anchor]
+            if hit is None:
+                after_end.append(f.code)
+            else:
+                at.setdefault(hit, []).append(f.code)
+        notes = []
+        if lost:
+            notes.append(f"The events around {lost} finding(s) are not shown: {why}.")
+        if len(pointed) > len(shown):
+            notes.append(f"The events around {len(pointed) - len(shown)} more finding(s) are not shown.")
+        return cls(sample.count, [rows[k] for k in sorted(rows)], at, after_end, " ".join(notes) or None)
 
     @classmethod
     def of_report(cls, report: Report) -> EventsShown:

@@ -18,10 +18,11 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sse_inspect import Capture, dump_capture, load_capture
+from sse_inspect import Capture, Event, dump_capture, load_capture
+from sse_inspect.dialects import EventFlags
 from sse_inspect.checks import check_capture
 from sse_inspect.cli import cli
-from sse_inspect.cli._report import report_one
+from sse_inspect.cli import _report
 from sse_inspect.checks import Thresholds
 from sse_inspect.report import (
     AROUND,
@@ -168,16 +169,18 @@ def test_the_ends_kept_or_a_pass_that_stops_early_give_what_keeping_every_event_
     for row in rows:
         sample.event(T_event(row), 0)  # type: ignore[arg-type]
     assert sample.count == len(rows) and sample.ordered == (all(b.t >= a.t for a, b in zip(rows, rows[1:])))  # type: ignore[operator]
-    kept = sample.around(anchors)
-    if kept is not None:
-        assert (kept.windows, kept.hits) == (whole.windows, whole.hits)
+    found, missing = sample.around(anchors)
+    assert set(found.windows) | set(missing) == set(anchors) and not set(found.windows) & set(missing)
+    assert found.windows == {a: whole.windows[a] for a in found.windows}
+    assert found.hits == {a: whole.hits[a] for a in found.windows}
     if len(rows) <= HEAD_EVENTS + TAIL_EVENTS:
-        assert kept is not None  # every event kept: never a second pass
+        assert not missing  # every event kept: never a second pass
+    again = Around(missing).fed(rows)
+    found.update(again)
+    assert (found.windows, found.hits) == (whole.windows, whole.hits)
 
 
-def T_event(row: Row):  # type: ignore[no-untyped-def]
-    from sse_inspect import Event
-
+def T_event(row: Row) -> Event:
     return Event(row.index, row.type, row.data, start=row.end - 10, end=row.end, t=row.t)
 
 
@@ -187,19 +190,31 @@ def test_the_ends_kept_suffice_when_the_findings_point_at_them() -> None:
     for row in rows:
         sample.event(T_event(row), 0)  # type: ignore[arg-type]
     at_ends = [Anchor("index", 3), Anchor("index", 997), Anchor("t", 0.996), Anchor("offset", 99_999.0), Anchor("t", 9.0)]
-    assert sample.around(at_ends) is not None
-    assert sample.around([Anchor("t", 0.5)]) is None and sample.around([Anchor("index", 17)]) is None
+    assert sample.around(at_ends)[1] == []
+    between = [Anchor("t", 0.5), Anchor("index", 17), Anchor("index", 982)]  # 17 + 5 and 982 - 5: not kept
+    assert set(sample.around([*at_ends, *between])[1]) == set(between)
 
 
-def test_the_command_finds_them_in_a_second_pass_over_the_file(tmp_path: Path) -> None:
+def test_the_command_finds_them_in_a_second_pass_over_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     capture = lumpy(3000, silence_at=3)
     path = tmp_path / "lumpy.jsonl"
     path.write_text(dump_capture(capture), encoding="utf-8")
-    report, _, shown = report_one(str(path), None, None, Thresholds(), False)
+    seen = []
+
+    class Counted(Around):
+        def event(self, event: Event, flags: EventFlags) -> None:
+            seen.append(event.index)
+            super().event(event, flags)
+
+    monkeypatch.setattr(_report, "Around", Counted)
+    report, _, shown = _report.report_one(str(path), None, None, Thresholds(), False)
     kept = EventsShown.of_report(check_capture(load_capture(path)))
     assert shown == kept and shown.note is None
-    assert len(shown.at) >= 2 and min(shown.at) > HEAD_EVENTS  # neighbourhoods between the ends
+    assert len(shown.at) >= 3 and min(shown.at) > HEAD_EVENTS  # neighbourhoods between the ends, and at the end
     assert not report.analysis.kept
+    # the second pass looked only for what the ends kept could not tell, and stopped past it
+    middle = max(i for i in shown.at if i < shown.count - TAIL_EVENTS)
+    assert seen == list(range(middle + AROUND + 1))
 
 
 def test_through_a_pipe_the_page_says_which_neighbourhoods_it_could_not_show() -> None:

@@ -69,23 +69,24 @@ def report_one(path: str, dialect: str | None, rechunk: RechunkSpec | None, thre
     """One capture checked, streamed through (its events kept only with `keep`), with what the page
     shows of it: its plot's data and its events. The events around the findings come from that pass
     when it kept them (`EventSample.around`), else from a second pass over the file, up to the last
-    of them; a capture read from a pipe cannot be read again, and its page says so."""
+    of them, for those it could not tell; a capture read from a pipe cannot be read again, and its
+    page says which neighbourhoods it left out."""
     trace, sample = Trace(), EventSample()
     with reading(path) as (stream, watchers):
         checked = check_capture(stream, dialect=dialect, rechunk=rechunk, thresholds=thresholds, keep=keep,
                                 observers=[*watchers, trace, sample])  # fmt: skip
     if keep:
         return checked, trace, EventsShown.of_report(checked)
-    wanted = anchors(checked.findings)
-    around = sample.around(wanted)
-    if around is not None or path == "-" or not os.path.isfile(path):
+    around, missing = sample.around(anchors(checked.findings))
+    if not missing or path == "-" or not os.path.isfile(path):
         why = "the capture came through a pipe, which is read only once"
         return checked, trace, EventsShown.of(sample, checked.findings, around, why=why)
-    around = Around(wanted, stop=True)
+    again = Around(missing, stop=True)
     with reading(path) as (stream, watchers):
         try:  # the events only: no dialect, no check
-            analyze(stream, rechunk=rechunk, keep=False, rebuild=False, observers=[*watchers, around])
+            analyze(stream, rechunk=rechunk, keep=False, rebuild=False, observers=[*watchers, again])
         except Enough:  # past the last event wanted
             pass
-    around.finish()
+    again.finish()
+    around.update(again)
     return checked, trace, EventsShown.of(sample, checked.findings, around)
