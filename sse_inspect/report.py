@@ -14,6 +14,14 @@ buffering bursts, `<rect class="silence">` long silences, `<line class="ttfb">` 
 No capture can make the page big: past `PLOT_STEPS` chunks (or events) the plot draws one step per
 pixel column, each table shows its first `HEAD_ROWS` and last `TAIL_ROWS` rows and says how many it
 left out, and each text shows its first `TEXT_SHOWN` characters and says how many more there were.
+
+Each capture's events section (`<table class="events">`) shows its first `HEAD_EVENTS` and last
+`TAIL_EVENTS` events and, around the event, time or body byte each finding points at (its `Anchor`),
+the `AROUND` events either side, that event marked with the finding's code (`<tr class="event at"
+data-findings=...>`), with a `<tr class="left-out">` line counting the events between. Its data
+is gathered without keeping the events: an `EventSample` watching the pass keeps the ends, and
+`EventSample.around` tells which neighbourhoods they hold; for the others the caller shows an
+`Around` the stream again (the CLI reads the capture file a second time, up to the last event wanted).
 """
 
 from __future__ import annotations
