@@ -46,7 +46,19 @@ from .checks.evidence import Bursts, Silence
 from .checks.hops import culprit_line, hops_line
 from .dialects import Choice, EventFlags, ToolCall
 
-__all__ = ["CSP", "PALETTE", "Anchor", "Around", "Enough", "EventSample", "EventsShown", "Trace", "anchors", "esc", "html_report"]
+__all__ = [
+    "CSP",
+    "PALETTE",
+    "Anchor",
+    "Around",
+    "Enough",
+    "EventSample",
+    "EventsShown",
+    "Trace",
+    "anchors",
+    "esc",
+    "html_report",
+]
 
 PALETTE = ("#1f6fb4", "#d62728", "#2a9d3a", "#8e44ad", "#e67e22", "#16a6b6", "#c2185b", "#7f6a00")
 """One colour per capture, in order (then again)."""
@@ -95,7 +107,8 @@ th{font-weight:600}td.n,th.n{text-align:right}
 .findings{list-style:none;padding:0}.finding{margin:4px 0}.finding .sev{display:inline-block;width:64px;font-weight:600}
 .fix{color:#4a545e;margin-left:68px}.culprit .fix{display:block;margin-left:16px}
 .cols{display:flex;flex-wrap:wrap;align-items:flex-start;gap:8px 48px}
-tr.held td,tr.at td{background:#fff4d6}td.data{word-break:break-all;max-width:640px}table.events td.n{white-space:nowrap}.summary td:nth-child(-n+3){white-space:nowrap}
+tr.held td,tr.at td{background:#fff4d6}.summary td:nth-child(-n+3){white-space:nowrap}
+td.data{word-break:break-all;max-width:640px}table.events td.n{white-space:nowrap}
 svg text{font:12px system-ui,sans-serif;fill:#3b444d}svg .axis{stroke:#9aa4ae}svg .grid{stroke:#eceff2}
 svg .chunk,svg .tail{fill:none;stroke-width:2}svg .events{fill:none;stroke-width:1.2;stroke-dasharray:5 3}
 svg .hold{opacity:.10}svg .burst{opacity:.45}svg .silence{fill:#9aa4ae;opacity:.18}
@@ -483,8 +496,8 @@ def anchors(findings: Sequence[Finding]) -> list[Anchor]:
     return [a for _, a in _pointing(findings)[:AROUND_FINDINGS]]
 
 
-def html_report(reports: Sequence[Report], *, title: str = "sse-inspect report",
-                traces: Sequence[Trace] | None = None, events: Sequence[EventsShown | None] | None = None) -> str:  # fmt: skip
+def html_report(reports: Sequence[Report], *, title: str = "sse-inspect report", traces: Sequence[Trace] | None = None,
+                events: Sequence[EventsShown | None] | None = None) -> str:  # fmt: skip
     """The whole page for `reports` (captures overlaid in this order, labelled A, B, ...). `traces`: a
     `Trace` of each report's analysis pass; `events`: the `EventsShown` of each (None: the section says
     they were not kept). Without them, the analyses must have kept their chunks and events

@@ -67,10 +67,14 @@ def event_rows(html: str) -> list[tuple[int, str]]:
     out = []
     for m in re.finditer(r'<tr class="(event(?: at)?|left-out)"([^>]*)>(.*?)</tr>', html):
         if m.group(1) == "left-out":
-            out.append((-int(re.search(r"… ([\d,]+) event", m.group(3)).group(1).replace(",", "")), ""))  # type: ignore[union-attr]
+            left_out = re.search(r"… ([\d,]+) event", m.group(3))
+            assert left_out is not None
+            out.append((-int(left_out.group(1).replace(",", "")), ""))
         else:
             found = re.search(r'data-findings="([^"]*)"', m.group(2))
-            out.append((int(re.search(r'data-index="(\d+)"', m.group(2)).group(1)), found.group(1) if found else ""))  # type: ignore[union-attr]
+            index = re.search(r'data-index="(\d+)"', m.group(2))
+            assert index is not None
+            out.append((int(index.group(1)), found.group(1) if found else ""))
     return out
 
 
@@ -168,7 +172,8 @@ def test_the_ends_kept_or_a_pass_that_stops_early_give_what_keeping_every_event_
     sample = EventSample()
     for row in rows:
         sample.event(T_event(row), 0)  # type: ignore[arg-type]
-    assert sample.count == len(rows) and sample.ordered == (all(b.t >= a.t for a, b in zip(rows, rows[1:])))  # type: ignore[operator]
+    assert sample.count == len(rows)
+    assert sample.ordered == all(b.t >= a.t for a, b in zip(rows, rows[1:]))  # type: ignore[operator]
     found, missing = sample.around(anchors)
     assert set(found.windows) | set(missing) == set(anchors) and not set(found.windows) & set(missing)
     assert found.windows == {a: whole.windows[a] for a in found.windows}
@@ -189,7 +194,8 @@ def test_the_ends_kept_suffice_when_the_findings_point_at_them() -> None:
     sample = EventSample()
     for row in rows:
         sample.event(T_event(row), 0)  # type: ignore[arg-type]
-    at_ends = [Anchor("index", 3), Anchor("index", 997), Anchor("t", 0.996), Anchor("offset", 99_999.0), Anchor("t", 9.0)]
+    at_ends = [Anchor("index", 3), Anchor("index", 997), Anchor("t", 0.996), Anchor("offset", 99_999.0),
+               Anchor("t", 9.0)]  # fmt: skip
     assert sample.around(at_ends)[1] == []
     between = [Anchor("t", 0.5), Anchor("index", 17), Anchor("index", 982)]  # 17 + 5 and 982 - 5: not kept
     assert set(sample.around([*at_ends, *between])[1]) == set(between)
@@ -252,8 +258,9 @@ def test_the_page_has_exactly_checks_findings(name: str, tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize("command", [["report", "-o", "-"], ["check", "--json", "--fail-on", "never"]])
-def test_many_captures_are_checked_in_parallel_as_one_after_the_other(command: list[str], tmp_path: Path,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_many_captures_are_checked_in_parallel_as_one_after_the_other(
+    command: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """`report` and `check` of a folder of 5 captures: one pool of processes, the same output as one
     after the other; an unreadable capture among them: one line, exit 2."""
     import concurrent.futures
@@ -276,13 +283,15 @@ def test_many_captures_are_checked_in_parallel_as_one_after_the_other(command: l
     if command[0] == "report":
         assert parallel.count('<section class="capture"') == 5
     else:
-        assert [c["path"] for c in json.loads(parallel)["captures"]] == [str(tmp_path / f"c{k}.jsonl") for k in range(5)]
+        paths = [c["path"] for c in json.loads(parallel)["captures"]]
+        assert paths == [str(tmp_path / f"c{k}.jsonl") for k in range(5)]
     monkeypatch.setattr(_check, "PARALLEL_FROM", 100)
     code, sequential, _ = run(command[0], str(tmp_path), *command[1:])
     assert code == 0 and pools == [1] and sequential == parallel
     (tmp_path / "c9.jsonl").write_text('{"format": "sse-capture/9"}\n')
     monkeypatch.setattr(_check, "PARALLEL_FROM", 4)
-    code, out, err = run(command[0], str(tmp_path), *(["-o", str(tmp_path / "r.html")] if command[0] == "report" else []))
+    to_file = ["-o", str(tmp_path / "r.html")] if command[0] == "report" else []
+    code, out, err = run(command[0], str(tmp_path), *to_file)
     assert code == 2 and len(err.strip().splitlines()) == 1 and "c9.jsonl" in err and pools == [1, 1]
 
 
