@@ -74,7 +74,7 @@ def report_one(path: str, dialect: str | None, rechunk: RechunkSpec | None, thre
     trace, sample = Trace(), EventSample()
     with reading(path) as (stream, watchers):
         checked = check_capture(stream, dialect=dialect, rechunk=rechunk, thresholds=thresholds, keep=keep,
-                                observers=[*watchers, trace, sample])  # fmt: skip
+                                observers=[*watchers, trace, *([] if keep else [sample])])  # fmt: skip
     if keep:
         return checked, trace, EventsShown.of_report(checked)
     around, missing = sample.around(anchors(checked.findings))
