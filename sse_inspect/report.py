@@ -14,15 +14,24 @@ buffering bursts, `<rect class="silence">` long silences, `<line class="ttfb">` 
 No capture can make the page big: past `PLOT_STEPS` chunks (or events) the plot draws one step per
 pixel column, each table shows its first `HEAD_ROWS` and last `TAIL_ROWS` rows and says how many it
 left out, and each text shows its first `TEXT_SHOWN` characters and says how many more there were.
+
+Each capture's events section (`<table class="events">`) shows its first `HEAD_EVENTS` and last
+`TAIL_EVENTS` events and, around the event, time or body byte each finding points at (its `Anchor`),
+the `AROUND` events either side, that event marked with the finding's code (`<tr class="event at"
+data-findings=...>`), with a `<tr class="left-out">` line counting the events between. Its data
+is gathered without keeping the events: an `EventSample` watching the pass keeps the ends, and
+`EventSample.around` tells which neighbourhoods they hold; for the others the caller shows an
+`Around` the stream again (the CLI reads the capture file a second time, up to the last event wanted).
 """
 
 from __future__ import annotations
 
 import html
 import math
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple, TypeVar
 
 from ._analysis import Analysis, Observer
 from ._capture import Chunk
@@ -37,7 +46,19 @@ from .checks.evidence import Bursts, Silence
 from .checks.hops import culprit_line, hops_line
 from .dialects import Choice, EventFlags, ToolCall
 
-__all__ = ["CSP", "PALETTE", "Trace", "esc", "html_report"]
+__all__ = [
+    "CSP",
+    "PALETTE",
+    "Anchor",
+    "Around",
+    "Enough",
+    "EventSample",
+    "EventsShown",
+    "Trace",
+    "anchors",
+    "esc",
+    "html_report",
+]
 
 PALETTE = ("#1f6fb4", "#d62728", "#2a9d3a", "#8e44ad", "#e67e22", "#16a6b6", "#c2185b", "#7f6a00")
 """One colour per capture, in order (then again)."""
@@ -55,6 +76,13 @@ TEXT_SHOWN = 100_000
 """Characters of each text shown (an answer's text, reasoning, refusal, tool-call arguments); the rest is counted."""
 NAME_SHOWN = 1000
 """Characters of each name or one-line value shown (a file name, URL, header value, notice)."""
+HEAD_EVENTS, TAIL_EVENTS = 20, 20
+"""The events section shows a capture's first HEAD_EVENTS events and its last TAIL_EVENTS ..."""
+AROUND, AROUND_FINDINGS = 5, 20
+"""... and the AROUND events before and after the moment each finding points at (its event, time or
+byte), for the first AROUND_FINDINGS findings that point at one; the others are counted."""
+DATA_SHOWN = 200
+"""Characters of each event's data shown in the events section."""
 
 T = TypeVar("T")
 
@@ -79,7 +107,8 @@ th{font-weight:600}td.n,th.n{text-align:right}
 .findings{list-style:none;padding:0}.finding{margin:4px 0}.finding .sev{display:inline-block;width:64px;font-weight:600}
 .fix{color:#4a545e;margin-left:68px}.culprit .fix{display:block;margin-left:16px}
 .cols{display:flex;flex-wrap:wrap;align-items:flex-start;gap:8px 48px}
-tr.held td{background:#fff4d6}.summary td:nth-child(-n+3){white-space:nowrap}
+tr.held td,tr.at td{background:#fff4d6}.summary td:nth-child(-n+3){white-space:nowrap}
+td.data{word-break:break-all;max-width:640px}table.events td.n{white-space:nowrap}
 svg text{font:12px system-ui,sans-serif;fill:#3b444d}svg .axis{stroke:#9aa4ae}svg .grid{stroke:#eceff2}
 svg .chunk,svg .tail{fill:none;stroke-width:2}svg .events{fill:none;stroke-width:1.2;stroke-dasharray:5 3}
 svg .hold{opacity:.10}svg .burst{opacity:.45}svg .silence{fill:#9aa4ae;opacity:.18}
@@ -223,13 +252,260 @@ class Trace(Observer):
         self.events.add(event.t or 0.0, 1)
 
 
-def html_report(reports: Sequence[Report], *, title: str = "sse-inspect report",
-                traces: Sequence[Trace] | None = None) -> str:  # fmt: skip
+# -- the events shown: the first and the last, and those around each finding ----------------------
+
+
+class Row(NamedTuple):
+    """An event as the events section shows it, cut to size: its data's first DATA_SHOWN characters
+    (`more`: how many more there were), its type's first NAME_SHOWN; `end`: the body byte past it."""
+
+    index: int  # type: ignore[assignment]  # as Event's: a field named as tuple.index
+    t: float | None
+    type: str
+    data: str
+    more: int
+    end: int
+
+    @classmethod
+    def of(cls, e: Event) -> Row:
+        data = e.data
+        return cls(e.index, e.t, e.type[:NAME_SHOWN], data[:DATA_SHOWN], max(len(data) - DATA_SHOWN, 0), e.end)
+
+
+class Anchor(NamedTuple):
+    """Where a finding points in the stream: at an event (`by` "index"), at a time ("t", seconds since
+    the request) or at a body byte ("offset"). Its event is the first one at or past that point."""
+
+    by: str
+    at: float
+
+    @classmethod
+    def of(cls, f: Finding) -> Anchor | None:
+        """The finding's event, else its time, else its byte (None: it points at none of them)."""
+        if f.event_index is not None:
+            return cls("index", f.event_index)
+        if f.t is not None and math.isfinite(f.t):
+            return cls("t", f.t)
+        if f.offset is not None:
+            return cls("offset", f.offset)
+        return None
+
+    def reached(self, row: Row | Event) -> bool:
+        """Whether `row` is at or past this point (an event reaches a byte when it holds it or comes after it)."""
+        if self.by == "index":
+            return row.index >= self.at
+        if self.by == "t":
+            return row.t is not None and row.t >= self.at
+        return row.end > self.at
+
+
+def _small(event: Event) -> Event | Row:
+    """`event` as it is when it is no bigger than its `Row` (cutting each event costs time), else its `Row`."""
+    return event if len(event.data) <= DATA_SHOWN and len(event.type) <= NAME_SHOWN else Row.of(event)
+
+
+def _row(item: Event | Row) -> Row:
+    return item if type(item) is Row else Row.of(item)  # type: ignore[return-value,arg-type]
+
+
+class EventSample(Observer):
+    """What the events section needs of a pass, in bounded memory: the first HEAD_EVENTS events and the
+    last TAIL_EVENTS (as `Row`s: the two never overlap), how many there were, and whether their times
+    never went back (then an anchor's event in the tail is the first one to reach it)."""
+
+    def __init__(self) -> None:
+        self.head: list[Row] = []
+        self._tail: deque[Event | Row] = deque(maxlen=TAIL_EVENTS)
+        """The last events: as they came when they are small (cutting each costs time), else as `Row`s."""
+        self.count = 0
+        self.ordered = True
+        """Every event timed, none earlier than the one before it."""
+        self._last_t = -math.inf
+
+    def event(self, event: Event, flags: EventFlags) -> None:
+        self.count += 1
+        t = event.t
+        if t is None or t < self._last_t:
+            self.ordered = False
+        else:
+            self._last_t = t
+        if self.count > HEAD_EVENTS:
+            self._tail.append(_small(event))
+        else:
+            self.head.append(Row.of(event))
+
+    @property
+    def tail(self) -> list[Row]:
+        return list(map(_row, self._tail))
+
+    def around(self, anchors: Sequence[Anchor]) -> tuple[Around, list[Anchor]]:
+        """The neighbourhoods of `anchors` found in the events kept (an `Around` that saw them), and the
+        anchors whose neighbourhood may hold events they left out: an `Around` must read the stream
+        again for those."""
+        if self.count == len(self.head) + len(self.tail):  # every event kept: the head runs into the tail
+            return Around(anchors).fed([*self.head, *self.tail]), []
+        found = Around(anchors).fed(self.head, finish=False)
+        missing = [anchor for anchor, _ in found.open]  # their windows run on past the head
+        left = [a for queue in found.pending.values() for a in queue]  # no event of the head reached them
+        if not self.ordered:  # the first event to reach a time may then be anywhere
+            missing += [a for a in left if a.by == "t"]
+            left = [a for a in left if a.by != "t"]
+        rows = self.tail
+        tail = Around(left).fed(rows)
+        first = rows[0].index if rows else 0
+        for anchor in left:
+            hit = tail.hits[anchor]
+            if hit is not None and hit - first < AROUND:  # events before it were left out (one may reach it first)
+                missing.append(anchor)
+            else:
+                found.windows[anchor], found.hits[anchor] = tail.windows[anchor], hit
+        for anchor in missing:
+            found.windows.pop(anchor, None)
+            found.hits.pop(anchor, None)
+        found.pending, found.open = {}, []
+        return found, missing
+
+
+class Enough(Exception):
+    """Raised by an `Around(stop=True)` once every window is full: the rest of the stream is not needed."""
+
+
+class Around(Observer):
+    """The events around each of `anchors` in one pass over a stream's events: the AROUND events before
+    the first event to reach the anchor (`Anchor.reached`), that event, and the AROUND after it. An
+    anchor no event reaches (a byte, a time after the last event) gets the last AROUND events. Memory:
+    a ring of AROUND rows and the windows. With `stop`, raises `Enough` once every window is full."""
+
+    def __init__(self, anchors: Iterable[Anchor], *, stop: bool = False) -> None:
+        self.pending = {by: sorted({a for a in anchors if a.by == by}, key=lambda a: a.at)
+                        for by in ("index", "t", "offset")}  # fmt: skip
+        self.pending = {by: queue for by, queue in self.pending.items() if queue}
+        self.windows: dict[Anchor, list[Row]] = {}
+        self.hits: dict[Anchor, int | None] = {}
+        """The index of the first event to reach each anchor (None: no event did)."""
+        self.open: list[tuple[Anchor, int]] = []
+        """The windows still taking events, and how many more each takes."""
+        self.ring: deque[Event | Row] = deque(maxlen=AROUND)
+        self.stop = stop
+
+    def event(self, event: Event, flags: EventFlags) -> None:
+        self.take(event)
+        if self.stop and not self.pending and not self.open:
+            raise Enough
+
+    def take(self, item: Event | Row) -> None:
+        """The next event (or its `Row`)."""
+        if self.open:
+            row = _row(item)
+            still = []
+            for anchor, left in self.open:
+                self.windows[anchor].append(row)
+                if left > 1:
+                    still.append((anchor, left - 1))
+            self.open = still
+        for by, queue in list(self.pending.items()):
+            while queue and queue[0].reached(item):  # sorted: every anchor this item reaches is at the front
+                anchor = queue.pop(0)
+                self.windows[anchor] = [*map(_row, self.ring), _row(item)]
+                self.hits[anchor] = item.index
+                self.open.append((anchor, AROUND))
+            if not queue:
+                del self.pending[by]
+        self.ring.append(item if type(item) is Row else _small(item))  # type: ignore[arg-type]
+
+    def fed(self, rows: Iterable[Row | Event], *, finish: bool = True) -> Around:
+        """This, having taken `rows` (and, with `finish`, the stream ending after them)."""
+        for row in rows:
+            self.take(row)
+        if finish:
+            self.finish()
+        return self
+
+    def update(self, other: Around) -> None:
+        """Take the neighbourhoods `other` found."""
+        self.windows.update(other.windows)
+        self.hits.update(other.hits)
+
+    def finish(self) -> None:
+        """The stream ended: the anchors no event reached get the last events."""
+        for queue in self.pending.values():
+            for anchor in queue:
+                self.windows[anchor] = list(map(_row, self.ring))
+                self.hits[anchor] = None
+        self.pending = {}
+        self.open = []
+
+
+@dataclass
+class EventsShown:
+    """A capture's events as its section shows them: `rows` in stream order (the first, the last, and
+    those around the first AROUND_FINDINGS findings that point into the stream), the findings at each
+    event (by index), those after the last event, and why some neighbourhoods are missing (`note`)."""
+
+    count: int
+    rows: list[Row]
+    at: dict[int, list[str]] = field(default_factory=dict)
+    """Codes of the findings each event (by index) is the first to reach."""
+    after_end: list[str] = field(default_factory=list)
+    """Codes of the findings no event reaches (shown with the last events)."""
+    note: str | None = None
+
+    @classmethod
+    def of(cls, sample: EventSample, findings: Sequence[Finding], around: Around, *, why: str = "") -> EventsShown:
+        """The events shown, from the `sample` of a pass and `around`, the neighbourhoods it found of the
+        findings' `anchors`; those it did not find are counted in the note, with `why`."""
+        pointed = _pointing(findings)
+        shown = pointed[:AROUND_FINDINGS]
+        rows = {r.index: r for r in (*sample.head, *sample.tail)}
+        at: dict[int, list[str]] = {}
+        after_end: list[str] = []
+        lost = 0
+        for f, anchor in shown:
+            if anchor not in around.windows:
+                lost += 1
+                continue
+            rows.update((r.index, r) for r in around.windows[anchor])
+            hit = around.hits[anchor]
+            if hit is None:
+                after_end.append(f.code)
+            else:
+                at.setdefault(hit, []).append(f.code)
+        notes = []
+        if lost:
+            notes.append(f"The events around {lost} finding(s) are not shown: {why}.")
+        if len(pointed) > len(shown):
+            notes.append(f"The events around {len(pointed) - len(shown)} more finding(s) are not shown.")
+        return cls(sample.count, [rows[k] for k in sorted(rows)], at, after_end, " ".join(notes) or None)
+
+    @classmethod
+    def of_report(cls, report: Report) -> EventsShown:
+        """The events shown of a report whose analysis kept its events (`keep=True`)."""
+        sample = EventSample()
+        for event in report.analysis.events:
+            sample.event(event, EventFlags(0))
+        around = Around(anchors(report.findings)).fed(report.analysis.events)
+        return cls.of(sample, report.findings, around)
+
+
+def _pointing(findings: Sequence[Finding]) -> list[tuple[Finding, Anchor]]:
+    return [(f, a) for f in findings if (a := Anchor.of(f)) is not None]
+
+
+def anchors(findings: Sequence[Finding]) -> list[Anchor]:
+    """The anchors of the first AROUND_FINDINGS findings that point into the stream: those the events section shows."""
+    return [a for _, a in _pointing(findings)[:AROUND_FINDINGS]]
+
+
+def html_report(reports: Sequence[Report], *, title: str = "sse-inspect report", traces: Sequence[Trace] | None = None,
+                events: Sequence[EventsShown | None] | None = None) -> str:  # fmt: skip
     """The whole page for `reports` (captures overlaid in this order, labelled A, B, ...). `traces`: a
-    `Trace` of each report's analysis pass; without them, the analyses must have kept their chunks and
-    events (`keep=True`), which the plot is then drawn from."""
+    `Trace` of each report's analysis pass; `events`: the `EventsShown` of each (None: the section says
+    they were not kept). Without them, the analyses must have kept their chunks and events
+    (`keep=True`), which the plot and the events section are then drawn from."""
     if traces is None:
         traces = [Trace.of(r.analysis) for r in reports]
+    if events is None:
+        events = [EventsShown.of_report(r) if r.analysis.kept else None for r in reports]
     names = ", ".join(_name(r, i) for i, r in enumerate(reports))
     parts = [
         "<!DOCTYPE html>",
@@ -241,7 +517,7 @@ def html_report(reports: Sequence[Report], *, title: str = "sse-inspect report",
         _summary(reports),
         *_plot(reports, traces),
         *_holds(reports),
-        *(line for i, r in enumerate(reports) for line in _capture_section(r, i)),
+        *(line for i, r in enumerate(reports) for line in _capture_section(r, i, events[i])),
         (
             f'<p class="dim">Made by sse-inspect {esc(__version__)}: one self-contained file, no script, no network; '
             "times count from when the request was sent.</p>"
@@ -497,7 +773,7 @@ def _holds_table(items: Sequence[EventDelay | TextDelay], held: set[int], counte
 # -- one capture -------------------------------------------------------------------------------
 
 
-def _capture_section(r: Report, i: int) -> Iterator[str]:
+def _capture_section(r: Report, i: int, shown: EventsShown | None = None) -> Iterator[str]:
     a = r.analysis
     c = a.capture
     yield f'<section class="capture" id="capture-{i}" data-capture="{i}">'
@@ -526,9 +802,52 @@ def _capture_section(r: Report, i: int) -> Iterator[str]:
         yield "</ul>"
     for s in r.skipped:
         yield f'<p class="skipped">skipped {esc(", ".join(s.codes))}: {esc(s.reason)}</p>'
+    yield from _events(shown)
     yield from _answer(a)
     yield from _notices(a)
     yield "</section>"
+
+
+def _events(shown: EventsShown | None) -> Iterator[str]:
+    """The events table: the rows shown, a line saying how many were left out wherever some were, the
+    events the findings point at marked with their codes."""
+    yield "<h3>Events</h3>"
+    if shown is None:
+        yield '<p class="dim events-none">Events not kept: pass an EventsShown, or analyse with keep=True.</p>'
+        return
+    if not shown.count:
+        yield '<p class="dim events-none">No event in this stream.</p>'
+        return
+    left = shown.count - len(shown.rows)
+    what = (f"{shown.count:,} event{'s' if shown.count != 1 else ''}" if not left else
+            f"{shown.count:,} events: the first and last, and the {AROUND} before and after each finding's moment; "
+            f"{left:,} not shown")  # fmt: skip
+    yield f'<details class="events" open="open"><summary>{what}</summary>'
+    yield ('<table class="events"><tr><th class="n">#</th><th class="n">t</th><th>type</th><th>data</th>'
+           "<th>finding</th></tr>")
+    previous = -1
+    for row in shown.rows:
+        if row.index > previous + 1:
+            yield _events_left_out(row.index - previous - 1)
+        previous = row.index
+        codes = shown.at.get(row.index, [])
+        marked = f' class="event at" data-findings="{esc(" ".join(codes))}"' if codes else ' class="event"'
+        more = f'<span class="dim"> … ({row.more:,} more characters)</span>' if row.more else ""
+        yield (f'<tr{marked} data-index="{row.index}"><td class="n">{row.index}</td><td class="n">{seconds(row.t)}</td>'
+               f'<td class="mono">{esc(row.type)}</td><td class="mono data">{esc(row.data)}{more}</td>'
+               f'<td>{esc(", ".join(codes))}</td></tr>')  # fmt: skip
+    if previous + 1 < shown.count:
+        yield _events_left_out(shown.count - previous - 1)
+    if shown.after_end:
+        yield (f'<tr class="after-end" data-findings="{esc(" ".join(shown.after_end))}"><td colspan="4">after the '
+               f'last event</td><td>{esc(", ".join(shown.after_end))}</td></tr>')  # fmt: skip
+    yield "</table></details>"
+    if shown.note:
+        yield f'<p class="dim note">{esc(shown.note)}</p>'
+
+
+def _events_left_out(n: int) -> str:
+    return f'<tr class="left-out"><td colspan="5">… {n:,} event{"s" if n != 1 else ""} not shown</td></tr>'
 
 
 def _finding(f: Finding, said: str | None = None) -> str:

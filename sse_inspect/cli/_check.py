@@ -6,10 +6,10 @@ import dataclasses
 import glob
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
@@ -33,11 +33,12 @@ from ._params import (
 )
 from ._reading import reading
 
-__all__ = ["Checked", "check", "culprit_view", "evidence_json", "findings_view", "report_json", "show"]
+__all__ = ["Checked", "check", "culprit_view", "each", "evidence_json", "findings_view", "report_json", "show"]
 
 FAIL_ON = {"error": Severity.ERROR, "warning": Severity.WARNING, "info": Severity.INFO, "never": None}
 PARALLEL_FROM = 4
 """From this many captures on, they are checked in parallel, one process per core."""
+R = TypeVar("R")
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 
 
@@ -150,9 +151,14 @@ def expand(inputs: tuple[str, ...]) -> list[str]:
     return paths
 
 
-def _results(paths: list[str], args: tuple[Any, ...], progress: bool) -> Iterator[Checked]:
+def each(work: Callable[..., R], paths: Sequence[str], args: tuple[Any, ...], *, progress: bool,
+         doing: str = "checking") -> Iterator[R]:  # fmt: skip
+    """`work(path, *args)` of each path, in order: one after the other for a few, in parallel for
+    PARALLEL_FROM or more (one process per core; `work` and what it returns must pickle), with a
+    progress bar ("`doing` N captures on K cores") when `progress`. An exception `work` raises is
+    raised here, as it would be one after the other."""
     if len(paths) < PARALLEL_FROM:
-        yield from (check_one(p, *args) for p in paths)
+        yield from (work(p, *args) for p in paths)
         return
     from concurrent.futures import ProcessPoolExecutor  # loaded only for many captures
 
@@ -160,12 +166,20 @@ def _results(paths: list[str], args: tuple[Any, ...], progress: bool) -> Iterato
 
     workers = min(os.cpu_count() or 1, len(paths))
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = [pool.submit(check_one, p, *args) for p in paths]
-        with Progress(console=_render.console(stderr=True), transient=True, disable=not progress) as bar:
-            task = bar.add_task(f"checking {len(paths)} captures on {workers} cores", total=len(paths))
-            for future in futures:
-                yield future.result()
-                bar.advance(task)
+        futures = [pool.submit(work, p, *args) for p in paths]
+        try:
+            with Progress(console=_render.console(stderr=True), transient=True, disable=not progress) as bar:
+                task = bar.add_task(f"{doing} {len(paths)} captures on {workers} cores", total=len(paths))
+                for future in futures:
+                    yield future.result()
+                    bar.advance(task)
+        finally:
+            for future in futures:  # a failure (or a caller that stops early) leaves no work running
+                future.cancel()
+
+
+def _results(paths: list[str], args: tuple[Any, ...], progress: bool) -> Iterator[Checked]:
+    return each(check_one, paths, args, progress=progress)
 
 
 @click.command()
