@@ -25,7 +25,8 @@ from sse_inspect._capture import Capture, Chunk, End, Request, Response, dump_ca
 from sse_inspect.cli import cli
 from sse_inspect.cli._render import SHOWN_CHARS, clipped, print_text, safe
 from sse_inspect.dialects import GLIMPSED, Holding, Passage, TextNotKept
-from sse_inspect.dialects._accumulate import CHANNELS, Channel, CountChannel, GlimpseChannel, SpoolChannel
+from sse_inspect.dialects._accumulate import CHANNELS, SPOOL_AT, Channel, CountChannel, GlimpseChannel, SpoolChannel
+from sse_inspect.dialects._answer import Spooled
 
 CAPTURES = sorted((Path(__file__).parent.parent / "captures").glob("*.jsonl"))
 
@@ -221,7 +222,8 @@ def _long_capture(tmp_path: Path, characters: int) -> tuple[Path, str]:
 def test_text_writes_a_spooled_answer_exactly(tmp_path: Path) -> None:
     """An answer past the spool's size: `text` writes it byte for byte, and `text --json` as the one
     JSON string it is (the spool is read piece by piece in both)."""
-    path, text = _long_capture(tmp_path, 700_000)  # past SPOOL_AT (262,144): spooled
+    path, text = _long_capture(tmp_path, 3 * SPOOL_AT)
+    assert type(analyze(load_capture(path), holding=Holding.SPOOL).answer.choices[0].held_text) is Spooled
     out = CliRunner().invoke(cli, ["text", str(path)])
     assert out.exit_code == 0, out.output
     assert out.stdout_bytes == (text + "\n").encode()

@@ -40,8 +40,8 @@ __all__ = [
 
 DONE = "[DONE]"
 """The OpenAI sentinel: never JSON, never counted as invalid JSON in any dialect."""
-SPOOL_AT = 1 << 18
-"""Characters of a channel a `SpoolChannel` holds in memory (at most 1 MiB) before it writes them to its file."""
+SPOOL_AT = 1 << 16
+"""Characters of a channel a `SpoolChannel` holds in memory (at most 256 KiB) before it writes them to its file."""
 
 
 class Channel:

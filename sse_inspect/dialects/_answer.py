@@ -23,8 +23,8 @@ __all__ = [
     "TextNotKept", "ToolCall", "Whole",
 ]  # fmt: skip
 
-SPOOL_BLOCK = 1 << 18
-"""Bytes of a spooled text read back at a time (a piece of text of at most 1 MiB)."""
+SPOOL_BLOCK = 1 << 16
+"""Bytes of a spooled text read back at a time (a piece of text of at most 256 KiB)."""
 GLIMPSED = 10_000
 """Characters of each end of a long text a `Holding.GLIMPSE` keeps (what `show` prints of it)."""
 
