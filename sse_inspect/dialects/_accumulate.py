@@ -2,8 +2,9 @@
 
 `ChoiceState` holds one choice's channels (`Channel`: text pieces as streamed, held whole, spooled,
 glimpsed or counted as the reader's `Holding` says) and its tool calls (`ToolCalls` of `PendingCall`s,
-found under the keys a dialect gives them); `build` turns them into the values of `_answer`. The `as_*` accessors give a default for anything of the wrong JSON type, so
-a grammar reads a malformed payload without a guard at every step.
+found under the keys a dialect gives them); `build` turns them into the values of `_answer`. The
+`as_*` accessors give a default for anything of the wrong JSON type, so a grammar reads a malformed
+payload without a guard at every step.
 """
 
 from __future__ import annotations
@@ -48,8 +49,9 @@ class Channel:
     """Streamed text pieces, held whole (`Holding.WHOLE`): joined a thousand at a time as they pile up,
     since a million one-token strings would take ten times the memory of their text.
 
-    The other holdings are subclasses (`channel(holding)` makes one): their `append` is the same few
-    steps, and what they do with the pieces when a thousand have come (or a size) is `_settle`."""
+    The other holdings are subclasses (`CHANNELS[holding]`): their `append` is the same few steps
+    (the envelope accelerator calls it for every token), and what they do with the pieces when a
+    thousand have come, or a size, is their `_settle`; `passage()` is the text as the answer holds it."""
 
     __slots__ = ("_joined", "_pieces", "_size")
 
