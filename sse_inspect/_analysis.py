@@ -155,9 +155,9 @@ def analyze(
 ) -> Analysis:
     """Parse a capture (or read an open `CaptureStream` through) and rebuild its answer with `dialect`
     (detected when None). `keep=False` keeps no chunks or events: memory stays flat however long the
-    stream (but for the answer's text); `rebuild=False` rebuilds no answer (an empty generic one) and
-    gives every event the flags 0; `observers` see everything as it passes; `holding` says how the
-    answer's text is held (`Holding`: whole, or in memory that does not grow with it). A re-cut (`rechunk`)
+    stream (but for the answer's text, unless `holding` spools, glimpses or counts it: `Holding`);
+    `rebuild=False` rebuilds no answer (an empty generic one) and gives every event the flags 0;
+    `observers` see everything as it passes. A re-cut (`rechunk`)
     holds the body whole, and stands for the wire: the timing and the `wire` observers see the
     decoded body cut as it says, each new chunk arriving when the original chunk holding its last
     byte did (`whole`: everything at the last chunk's time)."""
