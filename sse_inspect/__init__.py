@@ -35,8 +35,11 @@ if _typing.TYPE_CHECKING:
         Choice,
         Dialect,
         EventFlags,
+        Holding,
         InbandError,
+        Passage,
         Reader,
+        TextNotKept,
         ToolCall,
         detect_dialect,
         get_dialect,
@@ -59,7 +62,8 @@ def _loaders() -> dict[str, _typing.Callable[[], _typing.Any]]:
         "EventStreamParser ParseStats parse_events": lambda: importlib.import_module("sse_inspect._parser"),
         "RechunkSpec parse_rechunk_spec rechunk": lambda: importlib.import_module("sse_inspect._rechunk"),
         "Check Finding Report Severity Thresholds check_capture": lambda: importlib.import_module("sse_inspect.checks"),
-        "DIALECTS Answer Choice Dialect EventFlags InbandError Reader ToolCall detect_dialect get_dialect":
+        "DIALECTS Answer Choice Dialect EventFlags Holding InbandError Passage Reader TextNotKept ToolCall detect_dialect "
+            "get_dialect":
             lambda: importlib.import_module("sse_inspect.dialects"),
     }  # fmt: skip
 
@@ -105,11 +109,13 @@ __all__ = [
     "EventsDiff",
     "FORMAT",
     "Finding",
+    "Holding",
     "InbandError",
     "Notice",
     "Observer",
     "Outcome",
     "ParseStats",
+    "Passage",
     "Reader",
     "RechunkSpec",
     "RechunkSpecError",
@@ -119,6 +125,7 @@ __all__ = [
     "SSEInspectError",
     "Severity",
     "TextDiff",
+    "TextNotKept",
     "TextTimingDiff",
     "Thresholds",
     "Timing",

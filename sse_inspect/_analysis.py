@@ -33,7 +33,7 @@ from ._loading import CaptureStream
 from ._outcome import Outcome, decide_outcome
 from ._parser import EventStreamParser, ParseStats
 from ._rechunk import RechunkSpec, iter_rechunk
-from .dialects import Answer, Dialect, EventFlags, Reader, detect_dialect, get_dialect
+from .dialects import Answer, Dialect, EventFlags, Holding, Reader, detect_dialect, get_dialect
 from .dialects._base import END, TEXT  # the flags as plain ints: speed code for the per-event loop
 
 __all__ = ["DETECT_EVENTS", "Analysis", "Observer", "Parsed", "Timing", "analyze", "body", "detect", "parse_chunks"]
@@ -151,11 +151,13 @@ def analyze(
     keep: bool = True,
     rebuild: bool = True,
     observers: Sequence[Observer] = (),
+    holding: Holding = Holding.WHOLE,
 ) -> Analysis:
     """Parse a capture (or read an open `CaptureStream` through) and rebuild its answer with `dialect`
     (detected when None). `keep=False` keeps no chunks or events: memory stays flat however long the
-    stream (but for the answer's text); `rebuild=False` rebuilds no answer (an empty generic one) and
-    gives every event the flags 0; `observers` see everything as it passes. A re-cut (`rechunk`)
+    stream (but for the answer's text, unless `holding` spools, glimpses or counts it: `Holding`);
+    `rebuild=False` rebuilds no answer (an empty generic one) and gives every event the flags 0;
+    `observers` see everything as it passes. A re-cut (`rechunk`)
     holds the body whole, and stands for the wire: the timing and the `wire` observers see the
     decoded body cut as it says, each new chunk arriving when the original chunk holding its last
     byte did (`whole`: everything at the last chunk's time)."""
@@ -172,6 +174,7 @@ def analyze(
     else:
         run.dialect, parsed = detect(parsed, head.request.url if head.request else None, dialect)
         run.reader = run.dialect.reader()
+        run.reader.holding = holding
     run.take(parsed)
     capture = source.capture if isinstance(source, CaptureStream) else source  # a stream's end is known now
     return run.finish(capture, parser.stats, rechunk)

@@ -134,15 +134,16 @@ def test_the_body_scanner_finds_the_same_tokens_at_any_cut(pieces: list[bytes], 
 
 
 def test_memory_stays_flat_as_the_capture_grows(tmp_path: Path) -> None:
-    """The four commands that read a capture through, on 6 MB and on 30 MB: peak RSS grows by the
-    answer's text alone (about 1.5% of an OpenAI capture, held as Python strings), never by its events."""
+    """The four commands that read a capture through, on 6 MB and on 30 MB: peak RSS grows by neither
+    its events nor its answer's text (`text` spools it to a file, `show` keeps its ends, `check` its
+    length; tests/test_holding.py measures that each holds no more of it)."""
     small, big = tmp_path / "small.jsonl", tmp_path / "big.jsonl"
     small_text = write_openai_capture(small, 6_000_000)
     big_text = write_openai_capture(big, 30_000_000)
+    assert big_text - small_text > 400_000
     for command in (["events", "--json"], ["text"], ["check"], ["show"]):
         grown = peak_rss(*command, big) - peak_rss(*command, small)
-        answer = 4 * (big_text - small_text) if command != ["events", "--json"] else 0
-        assert grown < answer + 8_000_000, (command, grown, answer)
+        assert grown < 4_000_000, (command, grown)
 
 
 def test_capture_from_a_huge_body_is_checked_in_one_pass() -> None:
@@ -163,7 +164,7 @@ def test_a_huge_capture_streams_through_in_flat_memory(tmp_path: Path) -> None:
         code, _, err, rss = measured(*command, path)
         print(f"{' '.join(command)} on {path.stat().st_size / 1e6:.0f} MB: exit {code}, peak RSS {rss / 1e6:.1f} MB")
         assert code == 0, err
-        assert rss < 64_000_000 + 4 * text, (command, rss)
+        assert rss < 64 << 20 and text > 10 * HUGE_MB, (command, rss)  # flat: the answer is not held
 
 
 @pytest.mark.parametrize("kind", ["event-stream line", "text line", "capture line"])

@@ -20,6 +20,7 @@ from .._capture import Capture
 from .._errors import CheckSpecError
 from .._loading import CaptureStream
 from .._rechunk import RechunkSpec
+from ..dialects import Holding
 from ._check import BodyHead, Check, Context, Need
 from ._model import ALIASES, CODES, Code, Finding, Severity, Skipped, Thresholds, parse_threshold
 from .evidence import Evidence
@@ -119,13 +120,16 @@ def check_capture(
     keep: bool = True,
     observers: Sequence[Observer] = (),
     checks: Sequence[type[Check]] = CHECKS,
+    holding: Holding = Holding.WHOLE,
 ) -> Report:
-    """Analyse and check one capture in a single pass (see `analyze` for `keep` and `observers`);
+    """Analyse and check one capture in a single pass (see `analyze` for `keep`, `observers` and
+    `holding`: no check reads the answer's text, only its length, so `Holding.COUNT` checks the same);
     `select` keeps only those codes, `ignore` drops codes; `checks` are the checks to run."""
     thresholds = thresholds or Thresholds()
     running = [check(thresholds) for check in checks]
     head = BodyHead()
-    analysis = analyze(source, rechunk=rechunk, dialect=dialect, keep=keep, observers=[*running, head, *observers])
+    analysis = analyze(source, rechunk=rechunk, dialect=dialect, keep=keep, observers=[*running, head, *observers],
+                       holding=holding)  # fmt: skip
     ctx = Context(analysis, thresholds, head.head)
     findings: list[Finding] = []
     skipped: list[Skipped] = []

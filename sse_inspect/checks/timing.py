@@ -486,7 +486,7 @@ class TimingCheck(Check):
 def output_chars(answer: Answer) -> int:
     """The characters of output an answer holds: its text, reasoning and refusal (a tool call's
     arguments do not count: many servers send a whole call in one event)."""
-    return len(answer.text) + len(answer.reasoning) + len(answer.refusal)
+    return answer.output_chars  # (its length, however the analysis held the text)
 
 
 def hop_may_have_cut(outcome: Outcome) -> bool:

@@ -120,31 +120,36 @@ def text(capture: str, as_json: bool, dialect: str | None, rechunk: RechunkSpec 
     complete (true only when the dialect's end marker arrived and no in-band error did),
     end_marker_seen, errors, usage, choices, recording and timing.
     """
-    with reading(capture) as (stream, watchers):
-        analysis = analyze(stream, rechunk=rechunk, dialect=dialect, keep=False, observers=watchers)
+    from ..dialects import Holding, Passage  # (here: `events` and `--version` start without them)
+
+    with reading(capture) as (stream, watchers):  # the answer spooled to a file past a size: memory stays flat
+        analysis = analyze(stream, rechunk=rechunk, dialect=dialect, keep=False, observers=watchers,
+                           holding=Holding.SPOOL)  # fmt: skip
     for warning in analysis.capture.warnings:  # e.g. which of a HAR's streams this is (--json: "recording")
         sys.stderr.write(f"! {warning}\n")
     if as_json:
-        _json.write_doc(sys.stdout, _json.analysis_json(analysis))
+        _json.write_doc(sys.stdout, _json.analysis_json(analysis, held=True))
         return
     answer = analysis.answer
-    parts: list[tuple[str, ...]] = []  # the answer's paragraphs, each in pieces: a tool call's arguments alone
+    parts: list[tuple[str | Passage, ...]] = []  # the answer's paragraphs, each in pieces
     for choice in answer.choices:
         if len(answer.choices) > 1:
             parts.append((f"--- choice {choice.index} ---",))
-        if reasoning and choice.reasoning:
-            parts.append((choice.reasoning,))
-        if choice.text or choice.refusal:
-            parts.append((choice.text or choice.refusal,))
-        parts += [("[tool call] ", c.name, " ", c.arguments) for c in choice.tool_calls]
+        if reasoning and choice.held_reasoning:
+            parts.append((choice.held_reasoning,))
+        if choice.held_text or choice.held_refusal:
+            parts.append((choice.held_text or choice.held_refusal,))
+        parts += [("[tool call] ", c.name, " ", c.held_arguments) for c in choice.tool_calls]
+    # written piece by piece, the paragraphs joined by newlines: a 200 MB answer is never one string
+    pieces = (piece for i, part in enumerate(parts) for item in ("\n" if i else "", *part)
+              for piece in ((item,) if isinstance(item, str) else item.pieces()))  # fmt: skip
     if sys.stdout.isatty():
         from . import _render
 
-        _render.console().print(_render.safe("\n".join(map("".join, parts))))
+        _render.print_text(_render.console(), pieces)
         return
-    for i, part in enumerate(parts):  # written piece by piece: a 200 MB answer is not copied to be joined
-        for piece in ("\n" if i else "", *part):
-            _json.write_out(sys.stdout, piece)
+    for piece in pieces:
+        _json.write_out(sys.stdout, piece)
     if parts:
         sys.stdout.write("\n")
 

@@ -20,6 +20,7 @@ from .._rechunk import RechunkSpec
 from ..checks import Finding, Report, Severity, Thresholds, check_capture, parse_codes, parse_threshold
 from ..checks.evidence import Evidence, Silence
 from ..checks.hops import culprit_line, hops_line
+from ..dialects import Holding
 from . import _render
 from ._json import write_doc
 from ._params import (
@@ -125,7 +126,7 @@ def check_one(path: str, dialect: str | None, thresholds: Thresholds, select: fr
     try:
         with reading(path) as (stream, watchers):
             report = check_capture(stream, thresholds=thresholds, select=select, ignore=ignore, dialect=dialect,
-                                   rechunk=rechunk, keep=False,
+                                   rechunk=rechunk, keep=False, holding=Holding.COUNT,  # no check reads the text
                                    observers=[*watchers, *([arrivals] if arrivals else [])])  # fmt: skip
     except SSEInspectError as exc:
         return Checked(path, error=exc.message)
@@ -371,7 +372,8 @@ def show(path: str, *, rechunk: RechunkSpec | None = None, dialect: str | None =
     then the verdict and the findings with their fixes."""
     arrivals = _render.Arrivals()
     with reading(path) as (stream, watchers):
-        checked = check_capture(stream, rechunk=rechunk, dialect=dialect, keep=False, observers=[*watchers, arrivals])
+        checked = check_capture(stream, rechunk=rechunk, dialect=dialect, keep=False, observers=[*watchers, arrivals],
+                                holding=Holding.GLIMPSE)  # what `answer_view` prints of a long text, and no more
     console = _render.console()
     console.print(_render.show_view(checked.analysis, checked, arrivals))
     console.print()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any, TextIO
 
 from .._analysis import Analysis, Observer
@@ -10,7 +11,7 @@ from .._events import Comment, Event
 from .._fastjson import encode_string
 from .._format import json_visible
 from .._limits import PIECE
-from ..dialects import Answer, Choice, EventFlags, ToolCall
+from ..dialects import Answer, Choice, EventFlags, Passage, ToolCall
 
 
 def dumps(obj: Any) -> str:
@@ -44,10 +45,11 @@ _BATCH = 65536
 def write_doc(out: TextIO, doc: Any) -> None:
     """A `--json` document and a newline: `dumps(doc)`, written as it is encoded. The document is never one
     string: a huge value in it (a tool call's arguments, a 200 MB answer) is encoded alone and written in
-    pieces, the small ones around it gathered into bigger writes."""
+    pieces, the small ones around it gathered into bigger writes; a `Passage` in it is written as the
+    JSON string of its text, read piece by piece (a spooled answer is never held whole)."""
     batch: list[str] = []
     size = 0
-    for piece in _ENCODER.iterencode(doc):  # (json_visible escapes single characters: piece by piece is the same)
+    for piece in _iterencode(doc):  # (json_visible escapes single characters: piece by piece is the same)
         batch.append(json_visible(piece))
         size += len(piece)
         if size >= _BATCH:
@@ -56,6 +58,37 @@ def write_doc(out: TextIO, doc: Any) -> None:
             size = 0
     batch.append("\n")
     write_out(out, "".join(batch))
+
+
+def _iterencode(value: Any) -> Iterator[str]:
+    """`value` as `_ENCODER` encodes it in pieces, a `Passage` in it as the JSON string of its text
+    (a dict or list holding one is encoded here, as `_ENCODER` would with its default separators)."""
+    if isinstance(value, Passage):
+        yield '"'
+        for piece in value.pieces():
+            yield encode_string(piece)[1:-1]
+        yield '"'
+    elif isinstance(value, dict | list) and _holds_passage(value):
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        yield "{" if isinstance(value, dict) else "["
+        for i, (key, item) in enumerate(items):
+            yield ", " if i else ""
+            if isinstance(value, dict):
+                yield f"{_ENCODER.encode(str(key))}: "
+            yield from _iterencode(item)
+        yield "}" if isinstance(value, dict) else "]"
+    else:
+        yield from _ENCODER.iterencode(value)
+
+
+def _holds_passage(value: Any) -> bool:
+    if isinstance(value, Passage):
+        return True
+    if isinstance(value, dict):
+        return any(_holds_passage(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_holds_passage(v) for v in value)
+    return False
 
 
 def event_json(e: Event) -> dict[str, Any]:
@@ -94,35 +127,41 @@ def comment_json(c: Comment) -> dict[str, Any]:
     return {"comment": c.text, "t": c.t, "offset": c.offset, "chunk": c.chunk}
 
 
-def _tool_call(call: ToolCall) -> dict[str, Any]:
+def _text(passage: Passage, held: bool) -> str | Passage:
+    return passage if held else str(passage)
+
+
+def _tool_call(call: ToolCall, held: bool) -> dict[str, Any]:
     return {
         "id": call.id,
         "index": call.index,
         "name": call.name,
-        "arguments": call.arguments,
+        "arguments": _text(call.held_arguments, held),
         "arguments_valid_json": call.arguments_valid_json,
     }
 
 
-def _choice(choice: Choice) -> dict[str, Any]:
+def _choice(choice: Choice, held: bool) -> dict[str, Any]:
     return {
         "index": choice.index,
-        "text": choice.text,
-        "reasoning": choice.reasoning,
-        "refusal": choice.refusal,
-        "plan": choice.plan,
-        "tool_calls": [_tool_call(c) for c in choice.tool_calls],
+        "text": _text(choice.held_text, held),
+        "reasoning": _text(choice.held_reasoning, held),
+        "refusal": _text(choice.held_refusal, held),
+        "plan": _text(choice.held_plan, held),
+        "tool_calls": [_tool_call(c, held) for c in choice.tool_calls],
         "finish_reason": choice.finish_reason,
     }
 
 
-def answer_json(answer: Answer) -> dict[str, Any]:
+def answer_json(answer: Answer, *, held: bool = False) -> dict[str, Any]:
+    """The answer as `text --json` writes it; `held`: its texts as the `Passage`s (`write_doc` writes them)."""
+    first = answer.choices[0] if answer.choices else Choice()
     return {
         "dialect": answer.dialect,
-        "text": answer.text,
-        "reasoning": answer.reasoning,
-        "refusal": answer.refusal,
-        "tool_calls": [_tool_call(c) for c in answer.tool_calls],
+        "text": _text(first.held_text, held),
+        "reasoning": _text(first.held_reasoning, held),
+        "refusal": _text(first.held_refusal, held),
+        "tool_calls": [_tool_call(c, held) for c in answer.tool_calls],
         "finish_reason": answer.finish_reason,
         "complete": answer.complete,
         "end_marker": answer.end_marker,
@@ -133,15 +172,16 @@ def answer_json(answer: Answer) -> dict[str, Any]:
         "usage": answer.usage,
         "model": answer.model,
         "response_id": answer.response_id,
-        "choices": [_choice(c) for c in answer.choices],
+        "choices": [_choice(c, held) for c in answer.choices],
         "extra": answer.extra,
     }
 
 
-def analysis_json(a: Analysis) -> dict[str, Any]:
-    """The `text --json` document: the answer, plus how the recording and the parse went."""
+def analysis_json(a: Analysis, *, held: bool = False) -> dict[str, Any]:
+    """The `text --json` document: the answer, plus how the recording and the parse went; `held`: the
+    answer's texts as the `Passage`s, which `write_doc` writes piece by piece."""
     capture = a.capture
-    doc = answer_json(a.answer)
+    doc = answer_json(a.answer, held=held)
     doc["recording"] = {
         "path": capture.path,
         "end": capture.end.kind if capture.end else None,

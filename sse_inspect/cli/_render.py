@@ -23,9 +23,11 @@ from .._capture import Capture, Chunk
 from .._events import Comment, Event, Notice
 from .._format import STREAMING_HEADERS, nice_scale, seconds, tick_label, visible
 from .._format import size as _size
+from .._limits import PIECE
 from .._outcome import Audience, Outcome, State, say
 from ..checks import Report
 from ..checks.evidence import Bursts, Silence
+from ..dialects import GLIMPSED, Passage
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -51,6 +53,23 @@ def safe(text: str, *, newlines: bool = True, style: str = "") -> Text:
     if not newlines:
         text = text.replace("\r", "\\r").replace("\n", "\\n")
     return Text(visible(text.replace("\r\n", "\n")), style=style)
+
+
+def print_text(console: Console, pieces: Iterable[str]) -> None:
+    """Captured text, given in pieces, printed as `console.print(safe(text))` prints it whole: a run of
+    whole lines at a time (so that a terminal wraps them as it would the whole), a line longer than
+    PIECE in parts."""
+    carry = ""
+    for piece in pieces:
+        text = carry + piece
+        cut = text.rfind("\n") + 1
+        if not cut and len(text) < PIECE:
+            carry = text
+            continue
+        cut = cut or len(text)
+        console.print(safe(text[:cut]), end="")
+        carry = text[cut:]
+    console.print(safe(carry))
 
 
 def markup(text: str) -> str:
@@ -406,16 +425,18 @@ def notices(a: Analysis) -> Text | None:
     return text
 
 
-SHOWN_CHARS = 20_000
-"""Characters of a long answer `show` prints: the first and the last half of this."""
+SHOWN_CHARS = 2 * GLIMPSED
+"""Characters of a long answer `show` prints: the first and the last half of this (what a
+`Holding.GLIMPSE` keeps of each end)."""
 
 
-def clipped(text: str) -> str:
+def clipped(text: str | Passage) -> str:
     """`text`, or for a long one its head and tail around a line saying how much was left out."""
     if len(text) <= SHOWN_CHARS:
-        return text
+        return str(text)
     half = SHOWN_CHARS // 2
-    return f"{text[:half]}\n\n[... {len(text) - 2 * half:,} characters more: `sse-inspect text` prints them all ...]\n\n{text[-half:]}"
+    head, tail = (text.head(half), text.tail(half)) if isinstance(text, Passage) else (text[:half], text[-half:])
+    return f"{head}\n\n[... {len(text) - 2 * half:,} characters more: `sse-inspect text` prints them all ...]\n\n{tail}"
 
 
 class Boxed:
@@ -441,16 +462,16 @@ def answer_view(a: Analysis) -> RenderableType:
     parts: list[RenderableType] = []
     for choice in ans.choices:
         title = f"choice {choice.index}" if len(ans.choices) > 1 else "answer"
-        if choice.reasoning:
-            parts.append(Boxed(safe(clipped(choice.reasoning), style="dim italic"), f"{title}: reasoning"))
-        if choice.plan:
-            parts.append(Boxed(safe(clipped(choice.plan), style="dim"), f"{title}: tool plan"))
-        if choice.text:
-            parts.append(Boxed(safe(clipped(choice.text)), title))
-        if choice.refusal:
-            parts.append(Boxed(safe(clipped(choice.refusal), style="yellow"), f"{title}: refusal"))
+        if choice.held_reasoning:
+            parts.append(Boxed(safe(clipped(choice.held_reasoning), style="dim italic"), f"{title}: reasoning"))
+        if choice.held_plan:
+            parts.append(Boxed(safe(clipped(choice.held_plan), style="dim"), f"{title}: tool plan"))
+        if choice.held_text:
+            parts.append(Boxed(safe(clipped(choice.held_text)), title))
+        if choice.held_refusal:
+            parts.append(Boxed(safe(clipped(choice.held_refusal), style="yellow"), f"{title}: refusal"))
         for call in choice.tool_calls:
-            body = safe(clipped(call.arguments) or "(no arguments)")
+            body = safe(clipped(call.held_arguments) or "(no arguments)")
             valid = f"  [{problem}]" if (problem := call.arguments_problem) else ""
             parts.append(Boxed(body, f"tool call: {call.name}{valid}", border_style="cyan"))
     if not parts:

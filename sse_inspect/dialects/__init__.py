@@ -4,8 +4,9 @@ A dialect is a `Dialect` subclass and its `Reader` (docs/dialects.md shows how t
 says of each event what it was as `EventFlags`; `DONE` is the `[DONE]` sentinel's data, and `KEPT`
 how many indices of end markers and of invalid payloads a reader keeps.
 `PLAIN_PAYLOADS` is what `Answer.extra["payloads"]` says of a text stream whose data was plain text.
-`_answer` holds the values a reader gives, `_accumulate` the state it keeps, `_detect` the
-detection scores, and `_envelope` the accelerator the OpenAI Chat and Anthropic readers opt into.
+`_answer` holds the values a reader gives (and how their text is held: `Holding`, `Passage`),
+`_accumulate` the state it keeps, `_detect` the detection scores, and `_envelope` the accelerator
+the OpenAI Chat and Anthropic readers opt into.
 
 Content beats the URL (OpenRouter, Azure and local servers speak OpenAI Chat on
 other paths), and the URL decides when the content says nothing (no events yet).
@@ -18,7 +19,7 @@ from collections.abc import Sequence
 from .._errors import DialectError
 from .._events import Event
 from ._accumulate import DONE
-from ._answer import Answer, Choice, InbandError, ToolCall
+from ._answer import GLIMPSED, Answer, Choice, Holding, InbandError, Passage, TextNotKept, ToolCall
 from ._base import KEPT, Dialect, EventFlags, Reader
 from .anthropic import Anthropic
 from .cohere import Cohere
@@ -31,14 +32,18 @@ from .text import PLAIN_PAYLOADS, Text
 __all__ = [
     "DIALECTS",
     "DONE",
+    "GLIMPSED",
     "KEPT",
     "PLAIN_PAYLOADS",
     "Answer",
     "Choice",
     "Dialect",
     "EventFlags",
+    "Holding",
     "InbandError",
+    "Passage",
     "Reader",
+    "TextNotKept",
     "ToolCall",
     "detect_dialect",
     "get_dialect",

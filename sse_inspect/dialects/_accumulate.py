@@ -1,24 +1,31 @@
 """The state a `Reader` keeps of one stream, and junk-tolerant accessors for the payloads it reads.
 
-`ChoiceState` holds one choice's channels (`Channel`: text pieces as streamed) and its tool calls
-(`ToolCalls` of `PendingCall`s, found under the keys a dialect gives them); `build` turns them into
-the values of `_answer`. The `as_*` accessors give a default for anything of the wrong JSON type, so
-a grammar reads a malformed payload without a guard at every step.
+`ChoiceState` holds one choice's channels (`Channel`: text pieces as streamed, held whole, spooled,
+glimpsed or counted as the reader's `Holding` says) and its tool calls (`ToolCalls` of `PendingCall`s,
+found under the keys a dialect gives them); `build` turns them into the values of `_answer`. The
+`as_*` accessors give a default for anything of the wrong JSON type, so a grammar reads a malformed
+payload without a guard at every step.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import tempfile
 from collections.abc import Hashable
-from typing import Any
+from typing import IO, Any
 
 from .._events import Event
-from ._answer import Choice, InbandError, ToolCall
+from ._answer import GLIMPSED, Choice, Counted, Glimpsed, Holding, InbandError, Passage, Spooled, ToolCall, Whole
 
 __all__ = [
+    "CHANNELS",
     "DONE",
+    "SPOOL_AT",
     "Channel",
+    "CountChannel",
+    "GlimpseChannel",
+    "SpoolChannel",
     "ChoiceState",
     "PendingCall",
     "ToolCalls",
@@ -34,11 +41,17 @@ __all__ = [
 
 DONE = "[DONE]"
 """The OpenAI sentinel: never JSON, never counted as invalid JSON in any dialect."""
+SPOOL_AT = 1 << 16
+"""Characters of a channel a `SpoolChannel` holds in memory (at most 256 KiB) before it writes them to its file."""
 
 
 class Channel:
-    """Streamed text pieces, joined a thousand at a time as they pile up: a million one-token
-    strings would take ten times the memory of their text."""
+    """Streamed text pieces, held whole (`Holding.WHOLE`): joined a thousand at a time as they pile up,
+    since a million one-token strings would take ten times the memory of their text.
+
+    The other holdings are subclasses (`CHANNELS[holding]`): their `append` is the same few steps
+    (the envelope accelerator calls it for every token), and what they do with the pieces when a
+    thousand have come, or a size, is their `_settle`; `passage()` is the text as the answer holds it."""
 
     __slots__ = ("_joined", "_pieces", "_size")
 
@@ -56,7 +69,7 @@ class Channel:
             pieces.clear()
 
     def __bool__(self) -> bool:
-        return bool(self._pieces or self._joined)
+        return self._size > 0
 
     def __len__(self) -> int:
         """Characters so far."""
@@ -77,12 +90,149 @@ class Channel:
         return "".join(reversed(parts))[start - self._size :]
 
     def __str__(self) -> str:
-        """The whole text, joined once and then kept as the only piece: the parts are let go, so the
-        text is held once (twice only while it is joined), however many times it is asked for."""
+        return self._whole()
+
+    def _whole(self) -> str:
+        """The whole text held in memory, joined once and then kept as the only piece: the parts are let
+        go, so the text is held once (twice only while it is joined), however many times it is asked for."""
         if len(self._joined) + len(self._pieces) > 1:
             whole = "".join([*self._joined, *self._pieces])
             self._joined, self._pieces = [whole], []
         return "".join(self._joined) + "".join(self._pieces)
+
+    def passage(self) -> Passage:
+        """The text so far, as the answer holds it."""
+        return Whole(self._whole())
+
+
+class SpoolChannel(Channel):
+    """`Holding.SPOOL`: pieces in memory up to SPOOL_AT characters, then written on to a temporary file."""
+
+    __slots__ = ("_at", "_due", "_file", "_spilled", "_written")
+
+    def __init__(self, *, at: int = SPOOL_AT) -> None:
+        super().__init__()
+        self._at = at
+        self._file: IO[bytes] | None = None
+        self._written = 0
+        """Bytes in the file."""
+        self._spilled = 0
+        """Characters in the file."""
+        self._due = at
+        """The length at which the pieces in memory are settled, whatever their number."""
+
+    def append(self, piece: str) -> None:
+        pieces = self._pieces
+        pieces.append(piece)
+        self._size += len(piece)
+        if len(pieces) == 1024 or self._size >= self._due:
+            self._settle()
+
+    def _settle(self) -> None:
+        """Join the pieces; once `at` characters are held, write them all to the file."""
+        self._joined.append("".join(self._pieces))
+        self._pieces.clear()
+        if self._size - self._spilled >= self._at:
+            self._spill()
+        self._due = self._spilled + self._at
+
+    def _spill(self) -> None:
+        if self._file is None:
+            self._file = tempfile.TemporaryFile()  # noqa: SIM115 (it lives as long as the passages reading it)
+        self._joined.extend(self._pieces)
+        self._pieces.clear()
+        for part in self._joined:
+            self._written += self._file.write(part.encode("utf-8", "surrogatepass"))
+        self._joined.clear()
+        self._spilled = self._size
+        self._file.flush()
+
+    def since(self, start: int) -> str:
+        return str(self)[start:]
+
+    def __str__(self) -> str:
+        return str(self.passage())
+
+    def passage(self) -> Passage:
+        if self._file is None:
+            return super().passage()
+        self._spill()
+        return Spooled(self._file, self._written, self._size)
+
+
+class GlimpseChannel(Channel):
+    """`Holding.GLIMPSE`: the whole text while it is short (up to 2 * `glimpsed` characters), then its
+    first `glimpsed` characters and a tail of at least its last `glimpsed`."""
+
+    __slots__ = ("_due", "_first", "_glimpsed")
+
+    def __init__(self, *, glimpsed: int = GLIMPSED) -> None:
+        super().__init__()
+        self._glimpsed = glimpsed
+        self._first: str | None = None
+        """The first characters, once the text is longer than 2 * `glimpsed` (None till then)."""
+        self._due = 2 * glimpsed
+
+    def append(self, piece: str) -> None:
+        pieces = self._pieces
+        pieces.append(piece)
+        self._size += len(piece)
+        if len(pieces) == 1024 or self._size >= self._due:
+            self._settle()
+
+    def _settle(self) -> None:
+        """Join what is held; past 2 * `glimpsed` characters, keep the first ones and the last ones."""
+        glimpsed = self._glimpsed
+        held = "".join([*self._joined, *self._pieces])
+        self._pieces.clear()
+        if self._first is None and self._size > 2 * glimpsed:
+            self._first = held[:glimpsed]
+        if self._first is not None:
+            held = held[-glimpsed:] if glimpsed else ""
+        self._joined = [held]
+        self._due = self._size + glimpsed if self._first is not None else 2 * glimpsed + 1
+
+    def since(self, start: int) -> str:
+        return str(self)[start:]
+
+    def __str__(self) -> str:
+        return str(self.passage())
+
+    def passage(self) -> Passage:
+        self._settle()
+        if self._first is None:
+            return Whole(self._joined[0])
+        return Glimpsed(self._size, self._first, self._joined[0])
+
+
+class CountChannel(Channel):
+    """`Holding.COUNT`: only the length."""
+
+    __slots__ = ()
+
+    def append(self, piece: str) -> None:
+        self._size += len(piece)
+
+    def since(self, start: int) -> str:
+        return str(self)[start:]
+
+    def __str__(self) -> str:
+        return str(self.passage())
+
+    def passage(self) -> Passage:
+        return Counted(self._size)
+
+
+CHANNELS: dict[Holding, type[Channel]] = {
+    Holding.WHOLE: Channel,
+    Holding.SPOOL: SpoolChannel,
+    Holding.GLIMPSE: GlimpseChannel,
+    Holding.COUNT: CountChannel,
+}
+"""The channel that holds text as each `Holding` says."""
+_ARGUMENTS = {Holding.GLIMPSE: Holding.SPOOL}
+"""A tool call's arguments are held as the text is, but spooled where the text is glimpsed: a view
+shows them and whether they are valid JSON, which only the whole tells (and they are seldom long)."""
 
 
 def as_dict(value: object) -> dict[str, Any]:
@@ -148,11 +298,11 @@ class PendingCall:
 
     __slots__ = ("_final", "id", "name", "parts", "position")
 
-    def __init__(self, position: int) -> None:
+    def __init__(self, position: int, holding: Holding = Holding.WHOLE) -> None:
         self.position = position
         self.id: str | None = None
         self.name = ""
-        self.parts = Channel()
+        self.parts = CHANNELS[_ARGUMENTS.get(holding, holding)]()
         """The argument pieces."""
         self._final = ""
 
@@ -177,15 +327,15 @@ class PendingCall:
         return bool(arguments)
 
     def build(self) -> ToolCall:
-        return ToolCall(
-            name=self.name, arguments=str(self.parts) or self._final, id=self.id, index=self.position
-        )
+        arguments = self.parts.passage() if self.parts else self._final
+        return ToolCall(name=self.name, arguments=arguments, id=self.id, index=self.position)
 
 
 class ToolCalls:
     """The tool calls of one message, in arrival order, each reachable under several keys."""
 
-    def __init__(self) -> None:
+    def __init__(self, holding: Holding = Holding.WHOLE) -> None:
+        self._holding = holding
         self._calls: list[PendingCall] = []
         self._keys: dict[Hashable, PendingCall] = {}
 
@@ -197,7 +347,7 @@ class ToolCalls:
         return self._keys.get(key)
 
     def new(self) -> PendingCall:
-        call = PendingCall(len(self._calls))
+        call = PendingCall(len(self._calls), self._holding)
         self._calls.append(call)
         return call
 
@@ -218,14 +368,15 @@ class ToolCalls:
 
 
 class ChoiceState:
-    """The channels of one choice while the stream is read."""
+    """The channels of one choice while the stream is read, holding their text as `holding` says."""
 
-    def __init__(self) -> None:
-        self.text = Channel()
-        self.reasoning = Channel()
-        self.refusal = Channel()
-        self.plan = Channel()
-        self.tools = ToolCalls()
+    def __init__(self, holding: Holding = Holding.WHOLE) -> None:
+        make = CHANNELS[holding]
+        self.text = make()
+        self.reasoning = make()
+        self.refusal = make()
+        self.plan = make()
+        self.tools = ToolCalls(holding)
         self.finish_reason: str | None = None
 
     def finish(self, reason: object) -> None:
@@ -236,10 +387,10 @@ class ChoiceState:
     def build(self, index: int) -> Choice:
         return Choice(
             index=index,
-            text=str(self.text),
-            reasoning=str(self.reasoning),
-            refusal=str(self.refusal),
-            plan=str(self.plan),
+            text=self.text.passage(),
+            reasoning=self.reasoning.passage(),
+            refusal=self.refusal.passage(),
+            plan=self.plan.passage(),
             tool_calls=self.tools.build(),
             finish_reason=self.finish_reason,
         )

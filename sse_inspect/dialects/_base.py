@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 from .._events import Event
 from .._fastjson import loads
 from ._accumulate import DONE, Channel, ChoiceState, as_dict, as_str, event_kind, inband_error, label
-from ._answer import Answer, Choice, InbandError
+from ._answer import Answer, Choice, Holding, InbandError
 
 __all__ = ["END", "ERROR", "INVALID_JSON", "KEPT", "TEXT", "Dialect", "EventFlags", "Reader"]
 
@@ -84,6 +84,9 @@ class Reader(ABC):
     def __init__(self, *, accelerate: bool = True) -> None:
         self.accelerate = accelerate
         """Whether an accelerator may take events (no effect on a reader without one)."""
+        self.holding = Holding.WHOLE
+        """How the answer's text is held (set it before the first event): whole by default; spooled,
+        glimpsed or counted for a command that must not hold a huge answer in memory."""
         self._choices: dict[int, ChoiceState] = {}
         self._marked = False
         self._ignored_after_end = 0
@@ -113,7 +116,7 @@ class Reader(ABC):
         """The state of choice `index` (made on first use): its channels, tool calls and finish reason."""
         state = self._choices.get(index)
         if state is None:
-            state = self._choices[index] = ChoiceState()
+            state = self._choices[index] = ChoiceState(self.holding)
         return state
 
     def first_choice(self) -> ChoiceState | None:
