@@ -44,7 +44,7 @@ from ._version import __version__
 from .checks import Finding, Report, Severity
 from .checks.evidence import Bursts, Silence
 from .checks.hops import culprit_line, hops_line
-from .dialects import Choice, EventFlags, ToolCall
+from .dialects import Choice, EventFlags, Passage, ToolCall
 
 __all__ = [
     "CSP",
@@ -128,11 +128,12 @@ def _clip(value: object, limit: int = NAME_SHOWN) -> str:
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text) - limit:,} more characters)"
 
 
-def _pre(text: str) -> str:
+def _pre(text: str | Passage) -> str:
     """A `<pre>` of `text`, its first TEXT_SHOWN characters, and a note of how many more there were."""
+    head = text[:TEXT_SHOWN] if isinstance(text, str) else text.head(TEXT_SHOWN)
     if len(text) <= TEXT_SHOWN:
-        return f"<pre>{esc(text)}</pre>"
-    return (f'<pre>{esc(text[:TEXT_SHOWN])}</pre><p class="dim left-out">… {len(text) - TEXT_SHOWN:,} more '
+        return f"<pre>{esc(head)}</pre>"
+    return (f'<pre>{esc(head)}</pre><p class="dim left-out">… {len(text) - TEXT_SHOWN:,} more '
             "characters not shown</p>")  # fmt: skip
 
 
@@ -932,7 +933,7 @@ def _answer(a: Analysis) -> Iterator[str]:
     blocks = _some(ans.choices, lambda c: "\n".join(_choice(c, several)),
                    lambda n: f'<p class="dim left-out">… {n} more choices</p>')
     yield from (block for block in blocks if block)  # a choice with nothing to show adds no line
-    shown = any(c.text or c.refusal or c.tool_calls or c.reasoning or c.plan for c in ans.choices)
+    shown = any(c.held_text or c.held_refusal or c.tool_calls or c.held_reasoning or c.held_plan for c in ans.choices)
     if not shown:
         yield '<p class="dim">(no answer text in this stream)</p>'
     if ans.usage:
@@ -943,19 +944,19 @@ def _answer(a: Analysis) -> Iterator[str]:
 
 def _choice(choice: Choice, several: bool) -> Iterator[str]:
     title = f"choice {choice.index}: " if several else ""
-    for what, text in (("reasoning", choice.reasoning), ("tool plan", choice.plan)):
+    for what, text in (("reasoning", choice.held_reasoning), ("tool plan", choice.held_plan)):
         if text:
             yield f'<details class="{what.replace(" ", "-")}"><summary>{title}{what}</summary>{_pre(text)}</details>'
-    if choice.text:
-        yield f'<div class="text">{title and f"<b>{title}</b>"}{_pre(choice.text)}</div>'
-    if choice.refusal:
-        yield f'<div class="refusal warning">{title}refusal{_pre(choice.refusal)}</div>'
+    if choice.held_text:
+        yield f'<div class="text">{title and f"<b>{title}</b>"}{_pre(choice.held_text)}</div>'
+    if choice.held_refusal:
+        yield f'<div class="refusal warning">{title}refusal{_pre(choice.held_refusal)}</div>'
 
     def call(call: ToolCall) -> str:
         problem = call.arguments_problem
         bad = f' <span class="error">({problem})</span>' if problem else ""
         return (f'<div class="tool-call">{title}tool call <code>{esc(_clip(call.name))}</code>{bad}'
-                f"{_pre(call.arguments or '(no arguments)')}</div>")  # fmt: skip
+                f"{_pre(call.held_arguments or '(no arguments)')}</div>")  # fmt: skip
 
     yield from _some(choice.tool_calls, call, lambda n: f'<p class="dim left-out">… {n} more tool calls</p>')
     if choice.finish_reason is not None:

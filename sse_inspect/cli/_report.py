@@ -11,6 +11,7 @@ import click
 from .._analysis import analyze
 from .._rechunk import RechunkSpec
 from ..checks import Report, Thresholds, check_capture, parse_threshold
+from ..dialects import Holding
 from ..report import Around, Enough, EventSample, EventsShown, Trace, anchors, html_report
 from . import _render
 from ._check import each, expand
@@ -74,7 +75,8 @@ def report_one(path: str, dialect: str | None, rechunk: RechunkSpec | None, thre
     trace, sample = Trace(), EventSample()
     with reading(path) as (stream, watchers):
         checked = check_capture(stream, dialect=dialect, rechunk=rechunk, thresholds=thresholds, keep=keep,
-                                observers=[*watchers, trace, *([] if keep else [sample])])  # fmt: skip
+                                observers=[*watchers, trace, *([] if keep else [sample])],
+                                holding=Holding.SPOOL)  # the page shows the texts' first TEXT_SHOWN characters  # fmt: skip
     if keep:
         return checked, trace, EventsShown.of_report(checked)
     around, missing = sample.around(anchors(checked.findings))

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import tempfile
 from collections.abc import Hashable
 from typing import IO, Any
 
@@ -138,6 +137,8 @@ class SpoolChannel(Channel):
 
     def _spill(self) -> None:
         if self._file is None:
+            import tempfile  # loaded once a text spills: it loads `random`, which start-up does without
+
             self._file = tempfile.TemporaryFile()  # noqa: SIM115 (it lives as long as the passages reading it)
         self._joined.extend(self._pieces)
         self._pieces.clear()
