@@ -26,7 +26,7 @@ separator, zero-width spaces and joiners, the left-to-right and right-to-left ma
 separators, bidi embeddings, overrides and isolates, the word joiner and invisible operators, the byte
 order mark (zero-width no-break space) and the interlinear annotation controls."""
 _CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_INVISIBLE}]")
-_RAW_IN_JSON = re.compile(f"[\x7f-\x9f{_INVISIBLE}]")
+_RAW_IN_JSON = re.compile(f"[\x7f-\x9f{_INVISIBLE}\ud800-\udfff]")  # and lone surrogates: UTF-8 has none
 """What `json.dumps(..., ensure_ascii=False)` leaves raw that a terminal acts on or hides: DEL, the C1
 controls and the invisible format characters (it escapes U+0000-U+001F itself)."""
 
@@ -49,7 +49,8 @@ def _json_escape(match: re.Match[str]) -> str:
 
 def json_visible(document: str) -> str:
     """A JSON document with the characters a terminal acts on written as \\u escapes: the same
-    values when parsed, nothing that can drive the terminal it is printed on."""
+    values when parsed, nothing that can drive the terminal it is printed on; and lone surrogates (a
+    stream's JSON may say `\\ud800`), which no UTF-8 output can hold, escaped the same way."""
     return _RAW_IN_JSON.sub(_json_escape, document)
 
 

@@ -477,3 +477,23 @@ def test_a_stream_typed_on_a_terminal_ends_at_one_ctrl_d() -> None:
             proc.wait()
         os.close(leader)
     assert (proc.returncode, out.decode(), err.decode()) == (0, "pasted two\n", "")
+
+
+def test_a_lone_surrogate_in_the_answer_is_written_as_its_escape_never_a_crash(tmp_path: Path) -> None:
+    """JSON may say "\\ud800", a code point UTF-8 cannot hold: piped `text`, `text --json`, `show` and
+    `events --json` write it as that escape (JSON output: the same value when parsed) and exit 0."""
+    chunk = json.dumps({"choices": [{"index": 0, "delta": {"content": "a\ud800b"}}]})  # json writes \ud800
+    body = f"data: {chunk}\n\ndata: [DONE]\n\n"
+    path = tmp_path / "surrogate.sse"
+    path.write_text(body, encoding="utf-8")
+
+    def run(*argv: str) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run([sys.executable, "-m", "sse_inspect", *argv, str(path)], capture_output=True, timeout=60)
+
+    text = run("text")
+    assert (text.returncode, text.stdout, text.stderr) == (0, b"a\\ud800b\n", b"")
+    doc = run("text", "--json")
+    assert doc.returncode == 0 and json.loads(doc.stdout)["text"] == "a\ud800b"
+    for argv in (["show"], ["events", "--json"]):
+        done = run(*argv)
+        assert done.returncode == 0 and b"Traceback" not in done.stderr, argv

@@ -7,6 +7,7 @@ fired; 130 interrupted (Ctrl-C).
 from __future__ import annotations
 
 import importlib
+import io
 import sys
 from typing import ClassVar
 
@@ -156,4 +157,7 @@ def text(capture: str, as_json: bool, dialect: str | None, rechunk: RechunkSpec 
 
 def main() -> None:
     """Entry point of `sse-inspect` and `python -m sse_inspect`."""
+    for out in (sys.stdout, sys.stderr):  # a lone surrogate in an answer (JSON may say "\\ud800") has no UTF-8:
+        if isinstance(out, io.TextIOWrapper):  # written as that escape, never a crash
+            out.reconfigure(errors="backslashreplace")
     cli(prog_name="sse-inspect")
