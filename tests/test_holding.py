@@ -233,6 +233,22 @@ def test_text_writes_a_spooled_answer_exactly(tmp_path: Path) -> None:
     assert parsed["text"] == text == parsed["choices"][0]["text"]
 
 
+def test_text_says_in_one_line_when_the_spool_cannot_be_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full (or read-only) temporary folder: one line naming it and exit 2, never a traceback."""
+    import errno
+    import tempfile
+
+    def full(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    path, _ = _long_capture(tmp_path, 3 * SPOOL_AT)
+    monkeypatch.setattr(tempfile, "TemporaryFile", full)
+    out = CliRunner().invoke(cli, ["text", str(path)])
+    assert out.exit_code == 2 and out.exception is not None and isinstance(out.exception, SystemExit)
+    assert "cannot spool the answer's text to a temporary file: No space left on device" in out.stderr
+    assert "TMPDIR" in out.stderr and "Traceback" not in out.stderr
+
+
 @settings(max_examples=200, deadline=None)
 @given(pieces=st.lists(st.text(st.sampled_from("ab \n\r\x1b\u202e😀"), max_size=30), max_size=20))
 def test_text_on_a_terminal_prints_pieces_as_it_printed_the_whole(pieces: list[str]) -> None:

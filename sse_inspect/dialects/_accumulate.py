@@ -14,6 +14,7 @@ import json
 from collections.abc import Hashable
 from typing import IO, Any
 
+from .._errors import SSEInspectError
 from .._events import Event
 from ._answer import GLIMPSED, Choice, Counted, Glimpsed, Holding, InbandError, Passage, Spooled, ToolCall, Whole
 
@@ -136,17 +137,21 @@ class SpoolChannel(Channel):
         self._due = self._spilled + self._at
 
     def _spill(self) -> None:
-        if self._file is None:
-            import tempfile  # loaded once a text spills: it loads `random`, which start-up does without
+        try:
+            if self._file is None:
+                import tempfile  # loaded once a text spills: it loads `random`, which start-up does without
 
-            self._file = tempfile.TemporaryFile()  # noqa: SIM115 (it lives as long as the passages reading it)
-        self._joined.extend(self._pieces)
-        self._pieces.clear()
-        for part in self._joined:
-            self._written += self._file.write(part.encode("utf-8", "surrogatepass"))
-        self._joined.clear()
-        self._spilled = self._size
-        self._file.flush()
+                self._file = tempfile.TemporaryFile()  # noqa: SIM115 (it lives as long as the passages reading it)
+            self._joined.extend(self._pieces)
+            self._pieces.clear()
+            for part in self._joined:
+                self._written += self._file.write(part.encode("utf-8", "surrogatepass"))
+            self._joined.clear()
+            self._spilled = self._size
+            self._file.flush()
+        except OSError as exc:  # a full or read-only temporary folder: one line, not a traceback
+            raise SSEInspectError(f"cannot spool the answer's text to a temporary file: {exc.strerror or exc}",
+                                  hint="set TMPDIR to a folder with room") from exc  # fmt: skip
 
     def since(self, start: int) -> str:
         return str(self)[start:]
