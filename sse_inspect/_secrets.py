@@ -360,9 +360,12 @@ class StreamRedactor:
 
     def _release(self, times: list[float], datas: list[bytes], *, final: bool) -> tuple[list[float], list[bytes]]:
         skip = len(self._before)
-        buf = self._before + b"".join(datas)
+        buf = b"".join([self._before, *datas])
         spans = _token_spans(buf, skip)
         hold_from = len(buf) if final else _open_token(buf)
+        if not spans and hold_from == len(buf):  # no token, none that may go on (nearly always): all go as they are
+            self._times, self._datas, self._before = [], [], buf[-1:]
+            return times, datas
         ends = list(accumulate(map(len, datas), initial=skip))[1:]
         # the last chunk end before hold_from that cuts no finished token (a token running past
         # hold_from is longer than _LONGEST: it is redacted up to the cut)
