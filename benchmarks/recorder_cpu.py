@@ -58,8 +58,8 @@ def main() -> None:
         receive_port, send_port = multiprocessing.Pipe(duplex=False)
         server = multiprocessing.get_context("spawn").Process(target=serve, args=(send_port,), daemon=True)
         server.start()
-        proxy = Setup("recorder, /rec only", 0, RECORDER_ADDON,
-                      ["--set", f"sse_capture_dir={tmp / 'captures'}", "--set", "sse_capture_filter=~u /rec\\?"])  # fmt: skip
+        options = ["--set", f"sse_capture_dir={tmp / 'captures'}", "--set", "sse_capture_filter=~u /rec\\?"]
+        proxy = Setup("recorder, /rec only", 0, RECORDER_ADDON, options)
         try:
             if not receive_port.poll(20):
                 raise SystemExit("the server did not start")

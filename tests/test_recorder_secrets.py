@@ -18,7 +18,15 @@ from hypothesis import strategies as st
 
 from sse_inspect import Capture, Request, Response, load_capture
 from sse_inspect._redact import REDACTED, Redactor
-from sse_inspect._secrets import _SHORT, TOKEN_BYTES, StreamRedactor, _contains, _token_spans, find_secrets, redact_capture
+from sse_inspect._secrets import (
+    _SHORT,
+    TOKEN_BYTES,
+    StreamRedactor,
+    _contains,
+    _token_spans,
+    find_secrets,
+    redact_capture,
+)
 from sse_inspect.checks import check_capture
 from sse_inspect.recorder import CaptureWriter, StreamRecorder, capture_dir_warning, new_capture_file
 
@@ -171,7 +179,9 @@ def test_the_stream_redactor_matches_redacting_the_whole_body_for_any_cuts() -> 
 
 @settings(max_examples=300, deadline=None)
 @given(
-    body=st.lists(st.sampled_from([b"J", b"eyJ", b"ey", b"e", b"x", b"AIza", b"z", b"Iz", b"\n"]), max_size=80).map(b"".join),
+    body=st.lists(st.sampled_from([b"J", b"eyJ", b"ey", b"e", b"x", b"AIza", b"z", b"Iz", b"\n"]), max_size=80).map(
+        b"".join
+    ),
     needle=st.sampled_from([(b"eyJ", 2), (b"AIza", 2), (b"AIza", 0), (b"sk-", None)]),
     start=st.integers(0, 20),
     tries=st.integers(0, 4),
@@ -186,8 +196,10 @@ def test_looking_for_a_rare_byte_first_finds_what_the_substring_search_finds(
 
 @settings(max_examples=100, deadline=None)
 @given(
-    parts=st.lists(st.sampled_from([OPENAI.encode(), JWT.encode(), GOOGLE.encode(), b"J", b"z", b"sk-", b" ", b"x" * 700]),
-                   max_size=12),
+    parts=st.lists(
+        st.sampled_from([OPENAI.encode(), JWT.encode(), GOOGLE.encode(), b"J", b"z", b"sk-", b" ", b"x" * 700]),
+        max_size=12,
+    ),
     start=st.integers(0, 3),
 )
 def test_token_spans_are_the_pattern_s_whatever_the_body_s_size(parts: list[bytes], start: int) -> None:
