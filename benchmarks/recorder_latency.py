@@ -33,7 +33,7 @@ steadiest number (waiting for a core does not count): a / b is the throughput ra
 proxy's CPU is the limit. The client's CPU per event says how much of the two cores the client
 takes itself (httpx and h11 cost about as much per event as the proxy). The load average is
 printed before and after. Loopback only; every read is bounded, and an alarm ends the whole run
-after `--limit` seconds (300 by default).
+after `--limit` seconds (600 by default: a busy machine slows every round).
 """
 
 from __future__ import annotations
@@ -275,7 +275,7 @@ def main() -> None:
     parser.add_argument("--burst-events", type=int, default=30_000, help="events in a throughput run (default 30000)")
     parser.add_argument("--size", type=int, default=200, help="bytes per event, about an LLM token event (default 200)")
     parser.add_argument("--rounds", type=int, default=7, help="latency + throughput runs per setup (default 7)")
-    parser.add_argument("--limit", type=int, default=300, help="stop after this many seconds (default 300)")
+    parser.add_argument("--limit", type=int, default=600, help="stop after this many seconds (default 600)")
     args = parser.parse_args()
     if not MITMDUMP.exists():
         raise SystemExit(f"no mitmdump next to {sys.executable}")

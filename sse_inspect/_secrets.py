@@ -54,6 +54,8 @@ _LONGEST = 1 << 12
 """The longest token a body scanner holds back for (a longer one is found cut)."""
 _STARTS = (b"sk-", b"eyJ", b"AIza")
 """How every token begins."""
+_LOOK_FOR = ((b"sk-", None), (b"eyJ", 2), (b"AIza", 2))
+"""The starts, each with where it has a byte seldom seen in LLM text and its JSON (J, z), if it has one."""
 
 
 def _kind(token: str | bytes) -> str:
@@ -283,9 +285,36 @@ def _redact_chunks(chunks: tuple[Chunk, ...]) -> tuple[tuple[Chunk, ...], int]:
 def _token_spans(body: bytes, start: int = 0) -> list[tuple[int, int]]:
     """Where the tokens of `body` are, from `start` (the bytes before it: look-behind context)."""
     # every token starts with one of these: searching for them first skips the pattern on most bodies
-    if all(body.find(s, start) < 0 for s in _STARTS):
+    if len(body) - start < _SHORT:
+        if all(body.find(s, start) < 0 for s in _STARTS):
+            return []
+    elif not any(_contains(body, needle, start, rare) for needle, rare in _LOOK_FOR):
         return []
     return [m.span() for m in TOKEN_BYTES.finditer(body, start)]
+
+
+_SHORT = 2048
+"""Bytes below which the substring searches alone are as fast as looking for a rare byte first."""
+
+
+def _contains(body: bytes, needle: bytes, start: int, rare: int | None, tries: int = 64) -> bool:
+    """Whether `needle` is in `body[start:]`, as `body.find(needle, start) >= 0` says.
+
+    With `rare`, the index of a byte of `needle` seldom seen in the body, that byte is looked for
+    first (`memchr`: tens of times faster than the substring search, which steps a few bytes at a
+    time) and `needle` checked where it is; after `tries` of them the substring search does the rest.
+    """
+    if rare is None:
+        return body.find(needle, start) >= 0
+    byte = needle[rare : rare + 1]
+    at = body.find(byte, start + rare)
+    for _ in range(tries):
+        if at < 0:
+            return False
+        if body.startswith(needle, at - rare):
+            return True
+        at = body.find(byte, at + 1)
+    return at >= 0 and body.find(needle, at - rare) >= 0
 
 
 def _cut_redacted(body: bytes, spans: Sequence[tuple[int, int]], ends: Iterable[int]) -> list[bytes]:
@@ -360,9 +389,12 @@ class StreamRedactor:
 
     def _release(self, times: list[float], datas: list[bytes], *, final: bool) -> tuple[list[float], list[bytes]]:
         skip = len(self._before)
-        buf = self._before + b"".join(datas)
+        buf = b"".join([self._before, *datas])
         spans = _token_spans(buf, skip)
         hold_from = len(buf) if final else _open_token(buf)
+        if not spans and hold_from == len(buf):  # no token, none that may go on (nearly always): all go as they are
+            self._times, self._datas, self._before = [], [], buf[-1:]
+            return times, datas
         ends = list(accumulate(map(len, datas), initial=skip))[1:]
         # the last chunk end before hold_from that cuts no finished token (a token running past
         # hold_from is longer than _LONGEST: it is redacted up to the cut)

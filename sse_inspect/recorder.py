@@ -216,11 +216,14 @@ class Stage(StrEnum):
 class StreamRecorder:
     """Records one stream passing through an event loop: `take` each chunk, `finish` at the end.
 
-    Taking a chunk costs a clock reading and two list appends; the chunks are written together
-    at the end of the event-loop iteration that took them (`schedule`, e.g. `loop.call_soon`,
-    runs `flush` then). A proxy hands on every chunk of a socket read before it returns to the
-    loop, so a burst costs one line encoding pass and one `os.write` per read instead of per
-    chunk, and a slow stream still has each chunk on disk microseconds after it was passed on. A
+    Taking a chunk costs a list append; the chunks are written together at the end of the
+    event-loop iteration that took them (`schedule`, e.g. `loop.call_soon`, runs `flush` then).
+    A proxy hands on every chunk of a socket read before it returns to the loop, so a burst costs
+    one line encoding pass and one `os.write` per read instead of per chunk, and a slow stream
+    still has each chunk on disk microseconds after it was passed on. The chunks of one
+    iteration share one time, when the first of them was taken: they came in the same read (or
+    reads back to back of bytes already waiting), and what set their own times apart would be
+    the proxy's work on the ones before, not their arrival. A
     crash, even SIGKILL, can lose only the chunks of the iteration it interrupts (FLUSH_CHUNKS at
     most, and a chunk held back because it may end inside a key); `finish` writes them first. A
     write that fails (disk full, folder gone) stops the recording with one warning and nothing
@@ -255,16 +258,17 @@ class StreamRecorder:
         self.attach_cut = False
         """Whether the body was longer than what `body` kept."""
         self.schedule = schedule
-        self.times: list[float] = []
+        self.t = 0.0
         self.datas: list[bytes] = []
-        """The chunks taken since the last flush, and when."""
+        """The chunks taken since the last flush, and when the first of them was (seconds since `sent_at`)."""
 
     def now(self) -> float:
         """Seconds since the request was sent."""
         return time.monotonic() - self.sent_at
 
     def take(self, data: bytes) -> Iterable[bytes] | bytes:
-        """Note a chunk and its arrival time, and hand it back to be passed on: a proxy's stream callable.
+        """Note a chunk (and the time, for the first of an iteration), and hand it back to be passed
+        on: a proxy's stream callable.
 
         It runs on the event loop for every chunk, so it does only that. An empty chunk is no
         chunk and is handed back as nothing: mid-stream, b"" would end a chunked body (HTTP/1.1)
@@ -274,8 +278,8 @@ class StreamRecorder:
             return []
         datas = self.datas
         if not datas:
+            self.t = time.monotonic() - self.sent_at
             self.schedule(self.flush)
-        self.times.append(time.monotonic() - self.sent_at)
         datas.append(data)
         if len(datas) >= FLUSH_CHUNKS:
             self.flush()
@@ -283,22 +287,27 @@ class StreamRecorder:
 
     def flush(self) -> None:
         """Count, attach and write the chunks taken since the last flush (none: nothing to do)."""
-        times, datas = self.times, self.datas
+        datas = self.datas
         if not datas:
             return
-        self.times, self.datas = [], []
+        self.datas = []
+        size = sum(map(len, datas))
         self.chunks += len(datas)
-        self.bytes += sum(map(len, datas))
+        self.bytes += size
         if self.body is not None and not self.attach_cut:
-            self._attach(datas)
+            self._attach(datas, size)
         if self.writer is not None:
             try:
-                self.writer.chunks(times, datas)
+                self.writer.chunks([self.t] * len(datas), datas)
             except Exception as exc:  # noqa: BLE001 - a recorder must never raise into the proxy
                 self.fail(exc)
 
-    def _attach(self, datas: list[bytes]) -> None:
+    def _attach(self, datas: list[bytes], size: int) -> None:
         assert self.body is not None
+        if size <= self.attach_room:
+            self.body.write(b"".join(datas))
+            self.attach_room -= size
+            return
         for data in datas:
             if len(data) > self.attach_room:
                 self.body.write(data[: self.attach_room])

@@ -137,10 +137,14 @@ _CHUNK_DATA = st.one_of(
 @given(
     chunks=st.lists(st.tuples(st.floats(0, 1e6), _CHUNK_DATA), max_size=6)
     | st.lists(st.tuples(st.floats(0, 1e6), _STREAM_TEXT.map(str.encode)), min_size=1, max_size=6)
+    | st.tuples(st.floats(0, 1e6), st.lists(_STREAM_TEXT.map(str.encode), min_size=1, max_size=6)).map(
+        lambda one_time: [(one_time[0], data) for data in one_time[1]]  # the recorder's batches: one time for all
+    )
 )
 def test_chunk_lines_say_what_chunk_line_says(chunks: list[tuple[float, bytes]]) -> None:
     """The recorder's fast batch encoding: line for line the same JSON values as `chunk_line`
-    (text or b64, the time rounded to the microsecond), whatever the bytes."""
+    (text or b64, the time rounded to the microsecond), whatever the bytes and the times (one
+    for all, formatted once, or each its own)."""
     times, datas = [t for t, _ in chunks], [d for _, d in chunks]
     *lines, after_last = chunk_lines(times, datas).decode().split("\n")  # not splitlines: U+0085, U+2028 stay raw
     assert after_last == ""
@@ -153,6 +157,8 @@ def test_chunk_lines_escape_a_batch_as_bytes() -> None:
     lines = chunk_lines([0.2, 1.5], [b'data: {"a": "\\u00e9 100%"}\n\n', "€\r\n\t".encode()])
     assert lines == (b'{"t": 0.200000, "text": "data: {\\"a\\": \\"\\\\u00e9 100%\\"}\\n\\n"}\n'
                      b'{"t": 1.500000, "text": "\xe2\x82\xac\\r\\n\\t"}\n')  # fmt: skip
+    one_time = chunk_lines([0.25, 0.25], [b"data: 100%\n\n", b"data: %s\n\n"])
+    assert one_time == b'{"t": 0.250000, "text": "data: 100%\\n\\n"}\n{"t": 0.250000, "text": "data: %s\\n\\n"}\n'
 
 
 def test_writer_writes_chunks_in_batches(tmp_path: Path) -> None:
@@ -195,6 +201,23 @@ def test_stream_recorder_writes_an_iteration_s_chunks_together_when_it_ends(tmp_
     assert (recorder.chunks, recorder.bytes) == (len(burst) + 2, len(capture.body))
     assert recorder.ended == "server-disconnected"
     assert recorder.body is not None and recorder.body.getvalue() == capture.body
+
+
+def test_stream_recorder_gives_an_iteration_s_chunks_the_time_of_the_first(tmp_path: Path) -> None:
+    """Chunks taken in one loop iteration came in one read: they share the time the first was
+    taken, not times set apart by the proxy's work; the next iteration's chunks have theirs."""
+    pending: list[Callable[[], None]] = []
+    recorder = _recorder(tmp_path, pending)
+    recorder.take(b"data: a\n\n")
+    time.sleep(0.02)
+    recorder.take(b"data: b\n\n")
+    pending.pop()()
+    time.sleep(0.02)
+    recorder.take(b"data: c\n\n")
+    recorder.finish("complete")
+    a, b, c = load_capture(recorder.path).chunks
+    assert a.t is not None and a.t == b.t, "one iteration, one time"
+    assert c.t is not None and c.t - a.t >= 0.02, "the next iteration's chunk has its own"
 
 
 def test_stream_recorder_stops_quietly_when_the_disk_fails(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:

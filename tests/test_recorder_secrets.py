@@ -13,10 +13,20 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sse_inspect import Capture, Request, Response, load_capture
 from sse_inspect._redact import REDACTED, Redactor
-from sse_inspect._secrets import TOKEN_BYTES, StreamRedactor, find_secrets, redact_capture
+from sse_inspect._secrets import (
+    _SHORT,
+    TOKEN_BYTES,
+    StreamRedactor,
+    _contains,
+    _token_spans,
+    find_secrets,
+    redact_capture,
+)
 from sse_inspect.checks import check_capture
 from sse_inspect.recorder import CaptureWriter, StreamRecorder, capture_dir_warning, new_capture_file
 
@@ -165,6 +175,39 @@ def test_the_stream_redactor_matches_redacting_the_whole_body_for_any_cuts() -> 
         assert times + t == [float(i) for i in range(len(chunks))]
         assert b"".join(out + d) == expected
         assert redactor.tokens == len(TOKEN_BYTES.findall(body))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    body=st.lists(st.sampled_from([b"J", b"eyJ", b"ey", b"e", b"x", b"AIza", b"z", b"Iz", b"\n"]), max_size=80).map(
+        b"".join
+    ),
+    needle=st.sampled_from([(b"eyJ", 2), (b"AIza", 2), (b"AIza", 0), (b"sk-", None)]),
+    start=st.integers(0, 20),
+    tries=st.integers(0, 4),
+)
+def test_looking_for_a_rare_byte_first_finds_what_the_substring_search_finds(
+    body: bytes, needle: tuple[bytes, int | None], start: int, tries: int
+) -> None:
+    """`_contains`, the token prefilter's fast way, says what `bytes.find` says, however many of
+    the rare byte come before (past `tries` of them the substring search takes over)."""
+    assert _contains(body, needle[0], start, needle[1], tries) == (body.find(needle[0], start) >= 0)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    parts=st.lists(
+        st.sampled_from([OPENAI.encode(), JWT.encode(), GOOGLE.encode(), b"J", b"z", b"sk-", b" ", b"x" * 700]),
+        max_size=12,
+    ),
+    start=st.integers(0, 3),
+)
+def test_token_spans_are_the_pattern_s_whatever_the_body_s_size(parts: list[bytes], start: int) -> None:
+    """Below and above `_SHORT` bytes (the prefilter's two ways), the spans the pattern finds."""
+    body = b"".join(parts)
+    assert _token_spans(body, start) == [m.span() for m in TOKEN_BYTES.finditer(body, start)]
+    long = b"x" * _SHORT + body
+    assert _token_spans(long, start) == [m.span() for m in TOKEN_BYTES.finditer(long, start)]
 
 
 def test_only_a_chunk_that_may_end_inside_a_key_waits() -> None:
