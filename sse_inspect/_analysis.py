@@ -29,6 +29,7 @@ from typing import Any
 from ._capture import Capture, Chunk, provide_answer_text
 from ._decoding import body_chunks, is_identity
 from ._events import Comment, Event, Notice
+from ._fastjson import ACCELERATE_AFTER, accelerate
 from ._loading import CaptureStream
 from ._outcome import Outcome, decide_outcome
 from ._parser import EventStreamParser, ParseStats
@@ -357,6 +358,8 @@ class _Pass:
                     if not n_events:
                         first_event = t
                     n_events += 1
+                    if n_events == ACCELERATE_AFTER:  # a long stream: worth loading the compiled JSON reader
+                        accelerate()
                     if flags & TEXT:
                         text += 1
                         if not n_text:

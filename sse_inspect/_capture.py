@@ -34,7 +34,8 @@ from datetime import UTC, datetime
 from typing import Any, BinaryIO
 
 from ._errors import CaptureError
-from ._fastjson import encode_string, loads, scan
+from . import _fastjson
+from ._fastjson import ACCELERATE_AFTER, chunk_line_decoder, encode_string, loads, scan
 from ._limits import CAPTURE_LINE_LIMIT, MAX_HEADERS, MAX_VALUES, PIECE, VALUES_COUNTED_FROM
 
 __all__ = [
@@ -390,12 +391,26 @@ class CaptureLines:
         """The chunk lines of `f` (read from just after the header line), none longer than CAPTURE_LINE_LIMIT."""
         path, warnings, isfinite = self.path, self.warnings, math.isfinite
         limit = CAPTURE_LINE_LIMIT
+        decode, refused = chunk_line_decoder(), _fastjson.refused()
         for number, raw in enumerate(iter(functools.partial(f.readline, limit), b""), start=2):
             if len(raw) > VALUES_COUNTED_FROM and _too_many_values(raw):
                 more = _skip_line(f) if len(raw) == limit and not raw.endswith(b"\n") else 0
                 warnings.append(f"line {number}: a chunk line holding more than {MAX_VALUES:,} JSON values was "
                                 f"skipped ({len(raw) + more:,} bytes): a chunk line holds a few")  # fmt: skip
                 continue
+            if decode is not None:  # the compiled reader (`_fastjson`): the common line, or None
+                if raw[-1:] == b"\n" and self.end is None:
+                    try:
+                        read = decode(raw)
+                    except refused:
+                        pass  # anything else: read it the long way, which says what is wrong
+                    else:
+                        t = read.t
+                        if t is None or isfinite(t):
+                            yield Chunk(t, read.text.encode("utf-8", "surrogatepass"))
+                            continue
+            elif number == ACCELERATE_AFTER and _fastjson.accelerate():  # a long capture: worth the import
+                decode, refused = chunk_line_decoder(), _fastjson.refused()
             try:  # the common line, {"t": float, "text": str} and its newline, checked as `_chunk` would
                 line = raw.decode("utf-8")
                 obj, stop = scan(line, 0)
