@@ -1,4 +1,4 @@
-"""JSON for the hot paths: `loads` (`json.loads` of a str, faster), `chunk_line` (a capture's common
+"""JSON for the hot paths: `loads` (`json.loads` of a str, faster), `common_line` (a capture's common
 line), `scan` and `encode_string`.
 
 A big capture holds millions of small JSON documents (a chunk line, an event's payload). Two ways
@@ -27,7 +27,17 @@ from collections.abc import Callable
 from json.scanner import make_scanner  # the C scanner when there is one
 from typing import Any
 
-__all__ = ["ACCELERATE_AFTER", "accelerate", "accelerated", "chunk_line", "encode_string", "loads", "scan", "use_accel"]
+__all__ = [
+    "ACCELERATE_AFTER",
+    "accelerate",
+    "accelerated",
+    "common_line",
+    "common_lines",
+    "encode_string",
+    "loads",
+    "scan",
+    "use_accel",
+]
 
 scan = make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # typeshed types it as its own class
 """`scan(text, i)`: the JSON value starting at `text[i]` and where it ends; StopIteration when none does."""
@@ -44,16 +54,18 @@ _decode: Callable[[str | bytes], Any] | None = None
 """msgspec's decoder of any JSON, once loaded and while switched on; None: the standard way."""
 _decode_line: Callable[[bytes], Any] | None = None
 """msgspec's decoder of a chunk line, `{"t": float | null, "text": str}` and nothing else."""
+_decode_lines: Callable[[bytes], list[Any]] | None = None
+"""msgspec's decoder of a block of chunk lines (see `common_lines`)."""
 _refused: tuple[type[BaseException], ...] = ()
 """What msgspec raises on a document it will not read (then the standard way reads it)."""
 
 
 def use_accel(on: bool) -> None:
     """Switch the compiled reader on (loaded by the next `accelerate()`) or off (at once)."""
-    global _enabled, _decode, _decode_line
+    global _enabled, _decode, _decode_line, _decode_lines
     _enabled = on
     if not on:
-        _decode = _decode_line = None
+        _decode = _decode_line = _decode_lines = None
 
 
 def accelerated() -> bool:
@@ -64,7 +76,7 @@ def accelerated() -> bool:
 def accelerate() -> bool:
     """Load the compiled reader, unless it is switched off or not installed; whether it is in use.
     Called by a stream's reader once the stream has proved long: cheap after the first call."""
-    global _decode, _decode_line, _refused
+    global _decode, _decode_line, _decode_lines, _refused
     if _decode is not None or not _enabled:
         return _decode is not None
     try:
@@ -77,7 +89,8 @@ def accelerate() -> bool:
         text: str
 
     _refused = (msgspec.DecodeError, RecursionError, ValueError)
-    _decode_line = msgspec.json.Decoder(_Line).decode
+    line = msgspec.json.Decoder(_Line)
+    _decode_line, _decode_lines = line.decode, line.decode_lines
     _decode = msgspec.json.Decoder().decode
     return True
 
@@ -99,8 +112,8 @@ def loads(text: str) -> Any:
     return value
 
 
-def chunk_line(raw: bytes) -> tuple[float | None, str] | None:
-    """The time and text of a capture's common chunk line, `{"t": float | null, "text": str}` (those two
+def common_line(raw: bytes) -> tuple[float | None, str] | None:
+    """The time and text of a capture's common chunk line (with its LF), `{"t": float | null, "text": str}` (those two
     keys, the last of a duplicate winning) and whitespace, when the compiled reader is in use and reads
     it; None otherwise (the standard way then reads the line, and says what is wrong with it).
 
@@ -115,12 +128,22 @@ def chunk_line(raw: bytes) -> tuple[float | None, str] | None:
     return line.t, line.text
 
 
-def chunk_line_decoder() -> Callable[[bytes], Any] | None:
-    """The compiled decoder `chunk_line` uses (its result has `.t` and `.text`), for a loop that calls it per
-    line and catches `refused()`; None when the compiled reader is not in use."""
-    return _decode_line
+def common_lines(block: bytes) -> list[Any] | None:
+    """The time and text (`.t`, `.text`) of each line of `block` (whole lines, each ending in LF), in one
+    call, when every one of them is a common chunk line as `common_line` reads it; None otherwise (or when
+    the compiled reader is not in use), and the lines are then read one by one.
 
-
-def refused() -> tuple[type[BaseException], ...]:
-    """What the compiled decoders raise on a document they do not read."""
-    return _refused
+    msgspec reads values separated by any whitespace, not lines: a block of n lines is taken only when it
+    gives n values and each line starts with `{`. A chunk line's values are numbers, null and strings, so a
+    `{` that starts a line starts a value: each line then holds one value, whole."""
+    decode = _decode_lines
+    if decode is None:
+        return None
+    try:
+        lines: list[Any] = decode(block)
+    except _refused:
+        return None
+    n = block.count(b"\n")
+    if len(lines) != n or block[:1] != b"{" or block.count(b"\n{") != n - 1:
+        return None
+    return lines

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sse_inspect import _fastjson
+from sse_inspect import _capture
 from sse_inspect._capture import CaptureLines, Chunk
 from sse_inspect._errors import CaptureError
 
@@ -125,14 +126,18 @@ def test_loads_any_text(text: str) -> None:
     assert plain[0] == "error" or _same(plain[1], fast[1])
 
 
-def _read(lines: bytes) -> tuple[list[Chunk], object, list[str]]:
+def _read(lines: bytes, block: int | None = None) -> tuple[list[Chunk], object, list[str]]:
+    if block is not None:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(_capture, "BLOCK", block)
+            return _read(lines)
     head = CaptureLines(b'{"format": "sse-capture/1"}\n', "x.jsonl")
     chunks = list(head.chunks(io.BytesIO(lines)))
     return chunks, head.end, head.warnings
 
 
-def _read_both(lines: bytes):  # type: ignore[no-untyped-def]
-    return _both(_read, lines)
+def _read_both(lines: bytes, block: int | None = None):  # type: ignore[no-untyped-def]
+    return _both(_read, lines, block)
 
 
 def _chunks_same(a: list[Chunk], b: list[Chunk]) -> bool:
@@ -159,6 +164,11 @@ LINES = [
     b'{"t": 1.0}\n',
     b'  {"t": 1.0, "text": "a"}  \r\n',
     b'{"t": 1.0, "text": "a"} {"t": 2.0}\n',
+    b'{"t": 1.0, "text": "a"} {"t": 2.0, "text": "b"}\n',  # two values on one line
+    b'{"t": 1.0, "text": "a"}{"t": 2.0, "text": "b"}\n',
+    b'{"t": 1.0,\n "text": "a"}\n',  # one value over two lines
+    b'{"t": 1.0, "text": "a"} {"t": 2.0,\n"text": "b"}\n{"t": 3.0,\n "text": "c"}\n',
+    b'{"t": 1.0,\r "text": "a"}\n',  # a CR inside a line is whitespace, not a line end
     b"\n",
     b'{"t": 2.5e-3, "text": "data: x\\n\\n"}\n',
     b'{"end": "complete", "t": 3.0}\n{"t": 4.0, "text": "late"}\n',
@@ -167,10 +177,11 @@ LINES = [
 ]
 
 
+@pytest.mark.parametrize("block", [None, 16, 50])
 @pytest.mark.parametrize("line", LINES)
-def test_chunk_lines_tricky(line: bytes) -> None:
+def test_chunk_lines_tricky(line: bytes, block: int | None) -> None:
     good = b'{"t": 0.5, "text": "data: a\\n\\n"}\n'
-    plain, fast = _read_both(good + line + good)
+    plain, fast = _read_both(good + line + good, block)
     assert plain[0] == fast[0], (plain, fast)
     if plain[0] == "value":
         assert _chunks_same(plain[1][0], fast[1][0]) and plain[1][1:] == fast[1][1:]
@@ -183,8 +194,9 @@ times = st.one_of(st.none(), finite, st.integers(min_value=-(10**30), max_value=
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(times, st.text(max_size=12), st.booleans()), max_size=6), st.booleans())
-def test_chunk_lines_any(rows: list[tuple[object, str, bool]], cut_last: bool) -> None:
+@given(st.lists(st.tuples(times, st.text(max_size=12), st.booleans()), max_size=6), st.booleans(),
+       st.sampled_from([None, 1, 7, 40, 100]))  # fmt: skip
+def test_chunk_lines_any(rows: list[tuple[object, str, bool]], cut_last: bool, block: int | None) -> None:
     """Lines written any way json writes them (ints, None, any text with lone surrogates, escaped or
     not), perhaps the last cut: the same chunks, end and warnings both ways."""
     lines = []
@@ -197,10 +209,14 @@ def test_chunk_lines_any(rows: list[tuple[object, str, bool]], cut_last: bool) -
     data = b"".join(lines)
     if cut_last and data:
         data = data[: len(data) // 2]
-    plain, fast = _read_both(data)
+    plain, fast = _read_both(data, block)
     assert plain[0] == fast[0]
     if plain[0] == "value":
         assert _chunks_same(plain[1][0], fast[1][0]) and plain[1][1:] == fast[1][1:]
+    unblocked = _read_both(data)[0]  # the block size changes nothing
+    assert unblocked[0] == plain[0]
+    if plain[0] == "value":
+        assert _chunks_same(unblocked[1][0], plain[1][0]) and unblocked[1][1:] == plain[1][1:]
 
 
 def test_switch_off_by_environment() -> None:
