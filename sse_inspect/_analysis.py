@@ -137,8 +137,9 @@ class Observer:
     def notice(self, notice: Notice) -> None:
         """Something the parser or the content decoding noticed."""
 
-    def chunk(self, index: int, chunk: Chunk, text_events: int) -> None:
-        """A chunk as parsed, after its items; `text_events` of its events carried output."""
+    def chunk(self, index: int, chunk: Chunk, text_events: int) -> bool | None:
+        """A chunk as parsed, after its items; `text_events` of its events carried output. True: it needs
+        no more chunks (it has what it looked for), and is called no more."""
 
     def close(self, analysis: Analysis) -> None:
         """The pass is over; `analysis` is what it found."""
@@ -393,7 +394,8 @@ class _Pass:
                 if keep:
                     chunks.append(chunk)
                 for hook in on_chunk:
-                    hook(index, chunk, text)
+                    if hook(index, chunk, text):  # it needs no more: a list without it, from the next chunk
+                        on_chunk = [h for h in on_chunk if h is not hook]
         self.n_events, self.n_comments, self.n_text, self.decoded_bytes = n_events, n_comments, n_text, decoded
         self.first_event, self.first_text, self.last_text, self.end_marker = first_event, first_text, last_text, end_marker
 

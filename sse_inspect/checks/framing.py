@@ -62,22 +62,24 @@ class FramingCheck(Check):
     def event(self, event: Event, flags: EventFlags) -> None:
         """An event of several data lines whose first byte came long before its last: a server writes one
         event at once, so the lines were events whose blank lines a hop stripped."""
-        if event.t is None or event.t_first is None or event.data.count("\n") < _SPREAD_LINES - 1:
-            return
+        data = event.data
+        if "\n" not in data or data.count("\n") < _SPREAD_LINES - 1 or event.t is None or event.t_first is None:
+            return  # (most events: one data line)
         if (event.t - event.t_first) * 1000 >= self.thresholds.burst_min_silence_ms:
             self.spread_count += 1
             if self.spread is None:
                 self.spread = event
 
-    def chunk(self, index: int, chunk: Chunk, text_events: int) -> None:
+    def chunk(self, index: int, chunk: Chunk, text_events: int) -> bool:
         if not self._counting:
-            return
+            return True
         if text_events:  # events dispatch: the count is no longer wanted
             self._counting = False
-            return
+            return True
         window = self._carry + chunk.data
         self.data_lines += window.count(_DATA_LINE[0]) + window.count(_DATA_LINE[1])
         self._carry = window[-_CARRY:]
+        return False
 
     def notice(self, notice: Notice) -> None:
         kind = notice.kind

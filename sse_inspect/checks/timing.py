@@ -156,8 +156,11 @@ class TimingCheck(Check):
                 self.first_text = t
                 self.moments = 1
             else:
-                self.moments += t != self.last_text
-                self.longest = max(self.longest, t - self.last_text)
+                gap = t - self.last_text
+                if gap:
+                    self.moments += 1
+                    if gap > self.longest:
+                        self.longest = gap
             self.texts += 1
             self.last_text = t
 
@@ -172,7 +175,8 @@ class TimingCheck(Check):
             g.chunks += 1
             g.bytes += size
             g.text_events += text_events
-            g.most = max(g.most, text_events)
+            if text_events > g.most:
+                g.most = text_events
         else:
             if g is not None:
                 self._released(g)
