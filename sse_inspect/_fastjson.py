@@ -54,18 +54,16 @@ _decode: Callable[[str | bytes], Any] | None = None
 """msgspec's decoder of any JSON, once loaded and while switched on; None: the standard way."""
 _decode_line: Callable[[bytes], Any] | None = None
 """msgspec's decoder of a chunk line, `{"t": float | null, "text": str}` and nothing else."""
-_decode_lines: Callable[[bytes], list[Any]] | None = None
-"""msgspec's decoder of a block of chunk lines (see `common_lines`)."""
 _refused: tuple[type[BaseException], ...] = ()
 """What msgspec raises on a document it will not read (then the standard way reads it)."""
 
 
 def use_accel(on: bool) -> None:
     """Switch the compiled reader on (loaded by the next `accelerate()`) or off (at once)."""
-    global _enabled, _decode, _decode_line, _decode_lines
+    global _enabled, _decode, _decode_line
     _enabled = on
     if not on:
-        _decode = _decode_line = _decode_lines = None
+        _decode = _decode_line = None
 
 
 def accelerated() -> bool:
@@ -76,7 +74,7 @@ def accelerated() -> bool:
 def accelerate() -> bool:
     """Load the compiled reader, unless it is switched off or not installed; whether it is in use.
     Called by a stream's reader once the stream has proved long: cheap after the first call."""
-    global _decode, _decode_line, _decode_lines, _refused
+    global _decode, _decode_line, _refused
     if _decode is not None or not _enabled:
         return _decode is not None
     try:
@@ -89,8 +87,7 @@ def accelerate() -> bool:
         text: str
 
     _refused = (msgspec.DecodeError, RecursionError, ValueError)
-    line = msgspec.json.Decoder(_Line)
-    _decode_line, _decode_lines = line.decode, line.decode_lines
+    _decode_line = msgspec.json.Decoder(_Line).decode
     _decode = msgspec.json.Decoder().decode
     return True
 
@@ -129,21 +126,16 @@ def common_line(raw: bytes) -> tuple[float | None, str] | None:
 
 
 def common_lines(block: bytes) -> list[Any] | None:
-    """The time and text (`.t`, `.text`) of each line of `block` (whole lines, each ending in LF), in one
-    call, when every one of them is a common chunk line as `common_line` reads it; None otherwise (or when
-    the compiled reader is not in use), and the lines are then read one by one.
+    """The time and text (`.t`, `.text`) of each line of `block` (whole lines, each ending in LF), when every
+    one of them is a common chunk line as `common_line` reads it; None otherwise (or when the compiled
+    reader is not in use), and the lines are then read one by one.
 
-    msgspec reads values separated by any whitespace, not lines: a block of n lines is taken only when it
-    gives n values and each line starts with `{`. A chunk line's values are numbers, null and strings, so a
-    `{` that starts a line starts a value: each line then holds one value, whole."""
-    decode = _decode_lines
+    Each line is read alone, as `common_line` reads it, with no Python code run per line (msgspec's own
+    `decode_lines` is not used: it reads values separated by any whitespace, not lines)."""
+    decode = _decode_line
     if decode is None:
         return None
     try:
-        lines: list[Any] = decode(block)
+        return list(map(decode, block[:-1].split(b"\n")))
     except _refused:
         return None
-    n = block.count(b"\n")
-    if len(lines) != n or block[:1] != b"{" or block.count(b"\n{") != n - 1:
-        return None
-    return lines

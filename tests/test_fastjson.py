@@ -169,6 +169,8 @@ LINES = [
     b'{"t": 1.0,\n "text": "a"}\n',  # one value over two lines
     b'{"t": 1.0, "text": "a"} {"t": 2.0,\n"text": "b"}\n{"t": 3.0,\n "text": "c"}\n',
     b'{"t": 1.0,\r "text": "a"}\n',  # a CR inside a line is whitespace, not a line end
+    b'{"t": 1.0, "text": "a"}, {"t": 2.0, "text": "b"}\n{"t": 3.0\n, "text": "c"}\n',  # one more, one fewer
+    b'{"t": 1.0, "text": "a}\nb"}\n',  # a raw LF in a string
     b"\n",
     b'{"t": 2.5e-3, "text": "data: x\\n\\n"}\n',
     b'{"end": "complete", "t": 3.0}\n{"t": 4.0, "text": "late"}\n',
