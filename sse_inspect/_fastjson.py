@@ -1,5 +1,5 @@
-"""JSON for the hot paths: `loads` (`json.loads` of a str, faster), `common_line` (a capture's common
-line), `scan` and `encode_string`.
+"""JSON for the hot paths: `loads` (`json.loads` of a str, faster), `common_line` and `common_lines` (a
+capture's common chunk lines), `scan` and `encode_string`.
 
 A big capture holds millions of small JSON documents (a chunk line, an event's payload). Two ways
 read them, with the same values and the same errors:
