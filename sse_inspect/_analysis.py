@@ -29,6 +29,7 @@ from typing import Any
 from ._capture import Capture, Chunk, provide_answer_text
 from ._decoding import body_chunks, is_identity
 from ._events import Comment, Event, Notice
+from ._fastjson import ACCELERATE_AFTER, accelerate
 from ._loading import CaptureStream
 from ._outcome import Outcome, decide_outcome
 from ._parser import EventStreamParser, ParseStats
@@ -136,8 +137,9 @@ class Observer:
     def notice(self, notice: Notice) -> None:
         """Something the parser or the content decoding noticed."""
 
-    def chunk(self, index: int, chunk: Chunk, text_events: int) -> None:
-        """A chunk as parsed, after its items; `text_events` of its events carried output."""
+    def chunk(self, index: int, chunk: Chunk, text_events: int) -> bool | None:
+        """A chunk as parsed, after its items; `text_events` of its events carried output. True: it needs
+        no more chunks (it has what it looked for), and is called no more."""
 
     def close(self, analysis: Analysis) -> None:
         """The pass is over; `analysis` is what it found."""
@@ -360,6 +362,8 @@ class _Pass:
                     if not n_events:
                         first_event = t
                     n_events += 1
+                    if n_events == ACCELERATE_AFTER:  # a long stream: worth loading the compiled JSON reader
+                        accelerate()
                     if flags & TEXT:
                         text += 1
                         if not n_text:
@@ -393,7 +397,8 @@ class _Pass:
                 if keep:
                     chunks.append(chunk)
                 for hook in on_chunk:
-                    hook(index, chunk, text)
+                    if hook(index, chunk, text):  # it needs no more: a list without it, from the next chunk
+                        on_chunk = [h for h in on_chunk if h is not hook]
         self.n_events, self.n_comments, self.n_text, self.decoded_bytes = n_events, n_comments, n_text, decoded
         self.first_event, self.first_text, self.last_text, self.end_marker = first_event, first_text, last_text, end_marker
 

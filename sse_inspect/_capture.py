@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import functools
 import json
 import math
 import re
@@ -34,7 +33,8 @@ from datetime import UTC, datetime
 from typing import Any, BinaryIO
 
 from ._errors import CaptureError
-from ._fastjson import encode_string, loads, scan
+from . import _fastjson
+from ._fastjson import ACCELERATE_AFTER, common_line, common_lines, encode_string, loads, scan
 from ._limits import CAPTURE_LINE_LIMIT, MAX_HEADERS, MAX_VALUES, PIECE, VALUES_COUNTED_FROM
 
 __all__ = [
@@ -62,6 +62,8 @@ __all__ = [
 FORMAT = "sse-capture/1"
 END_KINDS = ("complete", "client-disconnected", "server-disconnected", "error")
 Headers = tuple[tuple[str, str], ...]
+BLOCK = 1 << 16
+"""How much of a capture file `CaptureLines.chunks` reads at a time (then on to the end of a line)."""
 _STRING_OR_SEPARATOR = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|([,:])')
 
 
@@ -83,6 +85,20 @@ class Chunk:
     def __repr__(self) -> str:
         data = self.data if len(self.data) <= 32 else self.data[:29] + b"..."
         return f"Chunk(t={self.t}, {len(self.data)} bytes: {data!r})"
+
+
+_new = object.__new__
+_set_t: Callable[[Chunk, float | None], None] = vars(Chunk)["t"].__set__  # the slots' descriptors
+_set_data: Callable[[Chunk, bytes], None] = vars(Chunk)["data"].__set__
+
+
+def _chunk_of(t: float | None, data: bytes) -> Chunk:
+    """`Chunk(t, data)` at half its cost, for the loop that reads a capture's lines: a frozen dataclass's
+    `__init__` sets each field through `object.__setattr__`; this sets its slots directly."""
+    chunk = _new(Chunk)
+    _set_t(chunk, t)
+    _set_data(chunk, data)
+    return chunk
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -392,42 +408,82 @@ class CaptureLines:
         )
 
     def chunks(self, f: BinaryIO) -> Iterator[Chunk]:
-        """The chunk lines of `f` (read from just after the header line), none longer than CAPTURE_LINE_LIMIT."""
-        path, warnings, isfinite = self.path, self.warnings, math.isfinite
+        """The chunk lines of `f` (read from just after the header line), none longer than CAPTURE_LINE_LIMIT.
+
+        `f` is read a block at a time (`BLOCK`, then on to the end of the line the block cut, up to the
+        limit). When the compiled JSON reader is in use (`_fastjson`) and a block's lines are all common
+        ones, `{"t": float, "text": str}`, they are read in one call (`_fastjson.common_lines`); any other block line by line (`_line`).
+        """
+        read = getattr(f, "read1", f.read)  # what is there: a live pipe's lines are not held back
         limit = CAPTURE_LINE_LIMIT
-        for number, raw in enumerate(iter(functools.partial(f.readline, limit), b""), start=2):
-            if len(raw) > VALUES_COUNTED_FROM and _too_many_values(raw):
-                more = _skip_line(f) if len(raw) == limit and not raw.endswith(b"\n") else 0
-                warnings.append(f"line {number}: a chunk line holding more than {MAX_VALUES:,} JSON values was "
-                                f"skipped ({len(raw) + more:,} bytes): a chunk line holds a few")  # fmt: skip
-                continue
-            try:  # the common line, {"t": float, "text": str} and its newline, checked as `_chunk` would
+        size = min(BLOCK, limit)  # (a block holds no line over the limit)
+        number = 2  # the number of the next line
+        while block := read(size):
+            cut = block.rfind(b"\n") + 1
+            rest = b""
+            if cut < len(block):  # the last line goes on past the block: read on to its end
+                rest = block[cut:]
+                block = block[:cut]
+                rest += f.readline(limit - len(rest))
+            if block:
+                lines = common_lines(block) if self.end is None else None
+                if lines is not None:
+                    yield from [_chunk_of(line.t, line.text.encode("utf-8", "surrogatepass")) for line in lines]
+                    number += len(lines)
+                else:
+                    if number > ACCELERATE_AFTER:  # a long capture: worth loading the compiled reader
+                        _fastjson.accelerate()
+                    for raw in block.split(b"\n")[:-1]:
+                        chunk = self._line(raw + b"\n", number, f)
+                        number += 1
+                        if chunk is not None:
+                            yield chunk
+            if rest:
+                chunk = self._line(rest, number, f)
+                number += 1
+                if chunk is not None:
+                    yield chunk
+
+    def _line(self, raw: bytes, number: int, f: BinaryIO) -> Chunk | None:
+        """The chunk of line `number`, `raw` (its newline included, unless it is the last line or at the
+        limit, when `f` holds the rest of it), or None when it holds none: a warning says why when that was
+        not an end line or a blank one."""
+        if len(raw) > VALUES_COUNTED_FROM and _too_many_values(raw):
+            more = _skip_line(f) if len(raw) == CAPTURE_LINE_LIMIT and not raw.endswith(b"\n") else 0
+            self.warnings.append(f"line {number}: a chunk line holding more than {MAX_VALUES:,} JSON values was "
+                                 f"skipped ({len(raw) + more:,} bytes): a chunk line holds a few")  # fmt: skip
+            return None
+        if self.end is None and raw[-1:] == b"\n":  # the common line, read as `_chunk` would
+            common = common_line(raw)  # the compiled reader's, when in use
+            if common is not None:
+                return Chunk(common[0], common[1].encode("utf-8", "surrogatepass"))
+            try:  # the standard way, `{"t": float, "text": str}` and its newline
                 line = raw.decode("utf-8")
                 obj, stop = scan(line, 0)
                 t, text = obj["t"], obj["text"]
-                if (line[stop:] == "\n" and type(text) is str and type(t) is float and len(obj) == 2
-                        and isfinite(t) and self.end is None):  # fmt: skip
-                    yield Chunk(t, text.encode("utf-8", "surrogatepass"))
-                    continue
+                if line[stop:] == "\n" and type(text) is str and type(t) is float and len(obj) == 2 and math.isfinite(t):
+                    return Chunk(t, text.encode("utf-8", "surrogatepass"))
             except (ValueError, StopIteration, LookupError, TypeError, RecursionError):
                 pass  # anything else: read it the long way, which says what is wrong
-            if len(raw) == limit and not raw.endswith(b"\n"):  # a line over the limit, or the last one at it
-                more = _skip_line(f)
-                if more:
-                    warnings.append(f"line {number}: a chunk line over {_mib(limit)} was skipped "
-                                    f"({limit + more:,} bytes): capture lines are at most {_mib(limit)}")  # fmt: skip
-                    continue
-            if not raw.strip():
-                continue
-            obj = _load_line(raw, number, path, last=not raw.endswith(b"\n"), warnings=warnings)
-            if obj is None:
-                continue
-            if self.end is not None:
-                warnings.append(f"line {number}: ignored, it follows the end line")
-            elif "end" in obj:
-                self.end = _end(obj, number, path)
-            else:
-                yield _chunk(obj, number, path)
+        if len(raw) == CAPTURE_LINE_LIMIT and not raw.endswith(b"\n"):  # over the limit, or the last one at it
+            more = _skip_line(f)
+            if more:
+                self.warnings.append(f"line {number}: a chunk line over {_mib(CAPTURE_LINE_LIMIT)} was skipped "
+                                     f"({CAPTURE_LINE_LIMIT + more:,} bytes): capture lines are at most "
+                                     f"{_mib(CAPTURE_LINE_LIMIT)}")  # fmt: skip
+                return None
+        if not raw.strip():
+            return None
+        obj = _load_line(raw, number, self.path, last=not raw.endswith(b"\n"), warnings=self.warnings)
+        if obj is None:
+            return None
+        if self.end is not None:
+            self.warnings.append(f"line {number}: ignored, it follows the end line")
+        elif "end" in obj:
+            self.end = _end(obj, number, self.path)
+        else:
+            return _chunk(obj, number, self.path)
+        return None
 
 
 def read_header_line(f: BinaryIO, first: bytes, path: str | None) -> bytes:

@@ -189,6 +189,7 @@ def test_event_lines_are_what_json_dumps_writes() -> None:
 
     events = [e for path in sorted(CORPUS.glob("*.sse")) for e in parse_events(path.read_bytes())]
     events += [Event(index=7, type="é\u2028\x00", data='"\\\n', id="x", retry=3000, start=1, end=9, t_first=0.25, t=1e-07)]
+    events += [Event(index=8, type="message", data=d, start=1, end=9) for d in ("a\x7fb", "ascii only", "\x85", "\u200b")]
     assert len(events) > 500
     for e in events:
         assert event_line(e) == dumps(event_json(e)) + "\n"

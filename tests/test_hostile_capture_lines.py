@@ -92,6 +92,11 @@ def test_a_skipped_line_is_read_on_in_pieces_to_its_newline(monkeypatch: pytest.
             reads.append(len(line))
             return line
 
+        def read1(self, size: int | None = -1, /) -> bytes:
+            block = super().read1(size)
+            reads.append(len(block))
+            return block
+
     lines = _capture.CaptureLines(HEADER.encode(), None)
     rest = a_chunk_line(0.2, 10_000) + chunk_line(0.3, b"data: b\n\n") + end_line("complete", 0.4)
     chunks = list(lines.chunks(Recording(rest.encode())))

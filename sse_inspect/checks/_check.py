@@ -135,6 +135,7 @@ class BodyHead(Observer):
     def __init__(self) -> None:
         self.head = b""
 
-    def chunk(self, index: int, chunk: Chunk, text_events: int) -> None:
+    def chunk(self, index: int, chunk: Chunk, text_events: int) -> bool:
         if len(self.head) < HEAD:
             self.head += chunk.data[: HEAD - len(self.head)]
+        return len(self.head) >= HEAD  # then no more chunks

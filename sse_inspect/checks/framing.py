@@ -19,6 +19,8 @@ __all__ = ["FramingCheck"]
 
 _IGNORED = ("ignored-field", "invalid-id", "invalid-retry")
 _MESSAGES_KEPT = 1000
+_NOTICES_KEPT = 1000
+"""Notices of each kind in `every` kept (the rest are counted in `counts`): a pass holds no per-event list."""
 """Distinct ignored-field messages counted (a hostile stream could make each one new)."""
 _DATA_LINE = (b"\ndata:", b"\rdata:")
 """A line that starts with the data field (after an LF or a CR: a CRLF line holds both)."""
@@ -62,29 +64,33 @@ class FramingCheck(Check):
     def event(self, event: Event, flags: EventFlags) -> None:
         """An event of several data lines whose first byte came long before its last: a server writes one
         event at once, so the lines were events whose blank lines a hop stripped."""
-        if event.t is None or event.t_first is None or event.data.count("\n") < _SPREAD_LINES - 1:
-            return
+        data = event.data
+        if "\n" not in data or data.count("\n") < _SPREAD_LINES - 1 or event.t is None or event.t_first is None:
+            return  # (most events: one data line)
         if (event.t - event.t_first) * 1000 >= self.thresholds.burst_min_silence_ms:
             self.spread_count += 1
             if self.spread is None:
                 self.spread = event
 
-    def chunk(self, index: int, chunk: Chunk, text_events: int) -> None:
+    def chunk(self, index: int, chunk: Chunk, text_events: int) -> bool:
         if not self._counting:
-            return
+            return True
         if text_events:  # events dispatch: the count is no longer wanted
             self._counting = False
-            return
+            return True
         window = self._carry + chunk.data
         self.data_lines += window.count(_DATA_LINE[0]) + window.count(_DATA_LINE[1])
         self._carry = window[-_CARRY:]
+        return False
 
     def notice(self, notice: Notice) -> None:
         kind = notice.kind
         self.counts[kind] += 1
         self.first.setdefault(kind, notice)
         if kind in self.every:
-            self.every[kind].append(notice)
+            every = self.every[kind]
+            if len(every) < _NOTICES_KEPT:
+                every.append(notice)
         elif kind in _IGNORED and (notice.message in self.ignored or len(self.ignored) < _MESSAGES_KEPT):
             self.ignored[notice.message] += 1
 
@@ -142,14 +148,18 @@ class FramingCheck(Check):
         for code in ("decode-error", "decode-bomb"):
             for n in self.every[code]:
                 yield self.found(code, n.message, offset=n.offset, t=n.t)
+            unlisted = self.counts[code] - len(self.every[code])
+            if unlisted > 0:
+                last = self.every[code][-1]
+                yield self.found(code, f"and {unlisted} more like it", offset=last.offset, t=last.t)
 
         for code, what in (("line-too-long", "lines"), ("event-too-long", "events")):
             too_long = self.every[code]
             if too_long:
-                first_dropped = too_long[0]
-                more = f" ({len(too_long)} {what} in all)" if len(too_long) > 1 else ""
+                first_dropped, count = too_long[0], self.counts[code]
+                more = f" ({count} {what} in all)" if count > 1 else ""
                 yield self.found(code, first_dropped.message + more, offset=first_dropped.offset, t=first_dropped.t,
-                                 evidence=Lines(len(too_long)) if what == "lines" else None)  # fmt: skip
+                                 evidence=Lines(count) if what == "lines" else None)  # fmt: skip
 
         first_comment = self.first_comment
         if first_comment is not None:

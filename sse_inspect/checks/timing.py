@@ -44,6 +44,8 @@ most of them more than `_TIGHT_GAP` apart), is a fast model streaming (Groq and 
 1-3 ms), not a flush: a hop's flush is in the kernel at once, and reaches the reader in reads of several
 events or reads a few µs apart (the lab's list bug: 31 reads within 2 ms)."""
 _TIGHT_GAP = 0.0002
+KEPT = 1000
+"""Silences, burst candidates and lumps kept, each (the rest are counted): a pass holds no per-event list."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +150,7 @@ class TimingCheck(Check):
         self.flushes: dict[int, _Flushes] = {}  # by chunk size
         self.prev_t = 0.0
         self.silences: list[tuple[float, float]] = []
+        self.more_silences = self.more_candidates = self.more_lumps = 0  # past KEPT
 
     def event(self, event: Event, flags: EventFlags) -> None:
         if flags & _TEXT:
@@ -156,8 +159,11 @@ class TimingCheck(Check):
                 self.first_text = t
                 self.moments = 1
             else:
-                self.moments += t != self.last_text
-                self.longest = max(self.longest, t - self.last_text)
+                gap = t - self.last_text
+                if gap:
+                    self.moments += 1
+                    if gap > self.longest:
+                        self.longest = gap
             self.texts += 1
             self.last_text = t
 
@@ -172,7 +178,8 @@ class TimingCheck(Check):
             g.chunks += 1
             g.bytes += size
             g.text_events += text_events
-            g.most = max(g.most, text_events)
+            if text_events > g.most:
+                g.most = text_events
         else:
             if g is not None:
                 self._released(g)
@@ -201,9 +208,15 @@ class TimingCheck(Check):
             if bigger:
                 self.biggest = release
             if candidate:
-                self.candidates.append((release, first))
+                if len(self.candidates) < KEPT:
+                    self.candidates.append((release, first))
+                else:
+                    self.more_candidates += 1
             if lump:
-                self.lumps.append(release)
+                if len(self.lumps) < KEPT:
+                    self.lumps.append(release)
+                else:
+                    self.more_lumps += 1
 
     def wire(self, chunk: Chunk) -> None:
         t = chunk.t or 0.0
@@ -215,7 +228,10 @@ class TimingCheck(Check):
             self.first_wire = t
         self.n_wire += 1
         if gap > self.long_silence:
-            self.silences.append((self.prev_t, t))
+            if len(self.silences) < KEPT:
+                self.silences.append((self.prev_t, t))
+            else:
+                self.more_silences += 1
         if gap > self.window:  # a new release on the wire: the last one is over
             if self.run_size > 0:
                 self._run_over()
@@ -339,6 +355,8 @@ class TimingCheck(Check):
         worst, worst_first = max(found, key=lambda f: f[0].text_events)
         rule = self._rule(interval)
         many = f"{len(bursts)} bursts released {held} of {total} text events; the biggest: " if len(bursts) > 1 else ""
+        if self.more_candidates:
+            many += f"(of the first {KEPT} candidates; {self.more_candidates} more not judged) "
         first = " (since the request)" if worst_first else ""
         evidence = Bursts(
             tuple(Burst(r.t, r.text_events, r.bytes, round(r.silence, 6), round(r.span * 1000, 3)) for r in bursts),
@@ -359,7 +377,7 @@ class TimingCheck(Check):
         th, lumps, total = self.th, self.lumps, self.texts
         held = sum(r.text_events for r in lumps)
         if len(lumps) < th.burst_min_events or 2 * held <= total:
-            return
+            return  # (past KEPT lumps, the first KEPT are judged: they hold most of the text events or not)
         sizes = sorted(r.text_events for r in lumps)
         silences = sorted(r.silence for r in lumps)
         median = silences[len(silences) // 2]
@@ -374,7 +392,9 @@ class TimingCheck(Check):
         )
         yield self.found("buffering-burst", f"{held} of {total} text events arrived in lumps of {size}: "
                          f"{len(lumps)} reads, each after a silence (median {median:.3f} s), from t={lumps[0].t:.3f} "
-                         f"s: a hop flushing what it held ({rule})", t=lumps[0].t, evidence=evidence)  # fmt: skip
+                         f"s: a hop flushing what it held ({rule})"
+                         + (f"; {self.more_lumps} later lumps not listed" if self.more_lumps else ""),
+                         t=lumps[0].t, evidence=evidence)  # fmt: skip
 
     def _rule(self, interval: float) -> str:
         """The burst rule in words, with this stream's numbers."""
@@ -481,6 +501,9 @@ class TimingCheck(Check):
             yield self.found("long-silence", f"no byte for {gap:.1f} s{where} (t={t0:.1f} to {t1:.1f} s), longer than "
                              f"{th.long_silence_s:g} s: idle timeouts cut connections like this", t=t1,
                              evidence=Silence(round(gap, 6), t0, t1, final))  # fmt: skip
+            if self.more_silences and t1 == self.silences[-1][1] and not final:
+                yield self.found("long-silence", f"and {self.more_silences} more silences longer than "
+                                 f"{th.long_silence_s:g} s after t={t1:.1f} s", t=t1)  # fmt: skip
 
 
 def output_chars(answer: Answer) -> int:
