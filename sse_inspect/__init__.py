@@ -76,7 +76,10 @@ def __getattr__(name: str) -> _typing.Any:
     names = _SOURCES.get(name)
     if names is None:
         raise AttributeError(f"module 'sse_inspect' has no attribute {name!r}")
-    module = _loaders()[names]()
+    import importlib
+
+    importlib.import_module("sse_inspect._analysis")  # the layer that gives `Capture.text` its answer: a capture
+    module = _loaders()[names]()  # taken from the front door always has it (only the CLI starts without it)
     for export in names.split():  # once loaded, its names are plain attributes (and say sse_inspect)
         obj = globals()[export] = getattr(module, export)
         if isinstance(obj, type):

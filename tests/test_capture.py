@@ -222,9 +222,9 @@ def test_any_bytes_load_or_say_why(data: bytes) -> None:
 
 def test_capture_text_comes_from_the_analysis_layer_without_an_upward_import() -> None:
     """`_capture` imports no analysis; `Capture.text` still rebuilds the answer, in a process that
-    imports nothing but the capture module (the package's front, run first, brings the analysis)."""
+    imports nothing but the package's front door (which brings the analysis with any name taken from it)."""
     code = (
-        "from sse_inspect._capture import capture_from_body\n"
+        "from sse_inspect import capture_from_body\n"
         "print(capture_from_body(b'data: {\"choices\": [{\"delta\": {\"content\": \"hi\"}}]}\\n\\n').text)"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
