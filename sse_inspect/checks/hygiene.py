@@ -30,10 +30,15 @@ class HygieneCheck(Check):
         self.size = 0
 
     def chunk(self, index: int, chunk: Chunk, text_events: int) -> None:
-        self.pending.append(chunk.data)
-        self.size += len(chunk.data)
-        if self.size >= _BATCH:
-            self._scan()
+        self.chunk_block([(index, chunk, text_events)])
+
+    def chunk_block(self, chunks: list[tuple[int, Chunk, int]]) -> None:
+        pending = self.pending
+        for _, chunk, _ in chunks:
+            pending.append(chunk.data)
+            self.size += len(chunk.data)
+            if self.size >= _BATCH:
+                self._scan()
 
     def _scan(self) -> None:
         self.scanner.feed(b"".join(self.pending))

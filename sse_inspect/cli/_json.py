@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any, TextIO
 
 from .._analysis import Analysis, Observer
+from .._capture import Chunk
 from .._events import Comment, Event
 from .._fastjson import encode_string
 from .._format import json_visible
@@ -210,10 +211,24 @@ class JsonLinesOut(Observer):
     def __init__(self, out: TextIO, *, comments: bool = False) -> None:
         self.out = out
         self.comments = comments
+        self.pending: list[str] = []  # a block's lines, written together when its chunks come (`chunk_block`)
 
     def event(self, event: Event, flags: EventFlags) -> None:
-        write_out(self.out, event_line(event))
+        self.pending.append(event_line(event))
 
     def comment(self, comment: Comment) -> None:
         if self.comments:
-            write_out(self.out, dumps(comment_json(comment)) + "\n")
+            self.pending.append(dumps(comment_json(comment)) + "\n")
+
+    def chunk_block(self, chunks: list[tuple[int, Chunk, int]]) -> None:
+        """The end of a block (what was read together): its lines in one write."""
+        self._write()
+
+    def close(self, analysis: Analysis) -> None:
+        self._write()
+
+    def _write(self) -> None:
+        if self.pending:
+            text = "".join(self.pending)
+            self.pending.clear()
+            write_out(self.out, text)

@@ -219,10 +219,16 @@ class Arrivals(Observer):
         return arrivals
 
     def wire(self, chunk: Chunk) -> None:
-        at = (chunk.t or 0.0) * self.scale  # where in the bins
-        if not 0.0 <= at < self.BINS:
-            at = self._fit(at / self.scale)
-        self.bins[int(at)] += len(chunk.data)
+        self.wire_block([chunk])
+
+    def wire_block(self, chunks: list[Chunk]) -> None:
+        bins, scale, end = self.bins, self.scale, self.BINS
+        for chunk in chunks:
+            at = (chunk.t or 0.0) * scale  # where in the bins
+            if not 0.0 <= at < end:
+                at = self._fit(at / scale)
+                bins, scale = self.bins, self.scale  # (the span doubled)
+            bins[int(at)] += len(chunk.data)
 
     def _fit(self, t: float) -> float:
         """Where `t`, before the first bin or past the last, goes: the span doubles until it holds it."""
