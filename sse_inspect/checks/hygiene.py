@@ -33,12 +33,11 @@ class HygieneCheck(Check):
         self.chunk_block([(index, chunk, text_events)])
 
     def chunk_block(self, chunks: list[tuple[int, Chunk, int]]) -> None:
-        pending = self.pending
-        for _, chunk, _ in chunks:
-            pending.append(chunk.data)
-            self.size += len(chunk.data)
-            if self.size >= _BATCH:
-                self._scan()
+        datas = [chunk.data for _, chunk, _ in chunks]
+        self.pending += datas
+        self.size += sum(map(len, datas))
+        if self.size >= _BATCH:  # (a scan's pieces can be a block longer: the scanner finds a token across pieces)
+            self._scan()
 
     def _scan(self) -> None:
         self.scanner.feed(b"".join(self.pending))

@@ -175,9 +175,26 @@ class TimingCheck(Check):
         self.texts, self.last_text, self.moments, self.longest = texts, last_text, moments, longest
 
     def chunk_block(self, chunks: list[tuple[int, Chunk, int]]) -> None:
-        chunk = self.chunk
+        """`chunk` for each, the common case (a chunk within the window of the gathering release, the lead
+        over) in a loop with locals: the others go through `chunk`."""
+        window, span, chunk = self.window, self.span, self.chunk
+        parsed = 0
         for index, item, text_events in chunks:
-            chunk(index, item, text_events)
+            g, lead = self.gathering, self.lead
+            t = item.t or 0.0
+            if g is None or t - g.t1 > window or lead is None or t - lead.t <= span:
+                chunk(index, item, text_events)
+                continue
+            size = len(item.data)
+            parsed += size
+            g.tight += t - g.t1 < _TIGHT_GAP
+            g.t1 = t
+            g.chunks += 1
+            g.bytes += size
+            g.text_events += text_events
+            if text_events > g.most:
+                g.most = text_events
+        self.parsed_bytes += parsed
 
     def chunk(self, index: int, chunk: Chunk, text_events: int) -> None:
         t = chunk.t or 0.0
