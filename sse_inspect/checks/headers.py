@@ -27,7 +27,10 @@ class HeadersCheck(Check):
         self.last_t: float | None = None  # streamed one under a Content-Length)
 
     def chunk(self, index: int, chunk: Chunk, text_events: int) -> None:
-        self.chunk_block([(index, chunk, text_events)])
+        if chunk.t is not None:
+            if self.first_t is None:
+                self.first_t = chunk.t
+            self.last_t = chunk.t
 
     def chunk_block(self, chunks: list[tuple[int, Chunk, int]]) -> None:
         """Only the first and the last timed chunk matter: a block's are looked for from its ends."""

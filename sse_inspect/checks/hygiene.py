@@ -30,7 +30,10 @@ class HygieneCheck(Check):
         self.size = 0
 
     def chunk(self, index: int, chunk: Chunk, text_events: int) -> None:
-        self.chunk_block([(index, chunk, text_events)])
+        self.pending.append(chunk.data)
+        self.size += len(chunk.data)
+        if self.size >= _BATCH:
+            self._scan()
 
     def chunk_block(self, chunks: list[tuple[int, Chunk, int]]) -> None:
         datas = [chunk.data for _, chunk, _ in chunks]

@@ -153,10 +153,22 @@ class TimingCheck(Check):
         self.more_silences = self.more_candidates = self.more_lumps = 0  # past KEPT
 
     def event(self, event: Event, flags: EventFlags) -> None:
-        self.event_block([(event, flags)])
+        if flags & _TEXT:
+            t = event.t or 0.0  # timed: every t is set
+            if not self.texts:
+                self.first_text = t
+                self.moments = 1
+            else:
+                gap = t - self.last_text
+                if gap:
+                    self.moments += 1
+                    if gap > self.longest:
+                        self.longest = gap
+            self.texts += 1
+            self.last_text = t
 
     def event_block(self, events: list[tuple[Event, EventFlags]]) -> None:
-        """(A speed loop: the state in locals while the block's events pass.)"""
+        """`event` for each (a speed loop: the state in locals while the block's events pass)."""
         texts, last_text, moments, longest = self.texts, self.last_text, self.moments, self.longest
         for event, flags in events:
             if flags & _TEXT:
@@ -248,10 +260,35 @@ class TimingCheck(Check):
                     self.more_lumps += 1
 
     def wire(self, chunk: Chunk) -> None:
-        self.wire_block([chunk])
+        t = chunk.t or 0.0
+        size = len(chunk.data)
+        gap = t - self.prev_t
+        if self.last_size >= _FLUSH_MIN:
+            self.sizes[self.last_size] += 1  # every chunk but the last (whatever was left); only big ones
+        if not self.n_wire:
+            self.first_wire = t
+        self.n_wire += 1
+        if gap > self.long_silence:
+            if len(self.silences) < KEPT:
+                self.silences.append((self.prev_t, t))
+            else:
+                self.more_silences += 1
+        if gap > self.window:  # a new release on the wire: the last one is over
+            if self.run_size > 0:
+                self._run_over(self.run_size, self.run_chunks, self.run_cut, self.run_t0)
+            self.run_size = size if size >= _FLUSH_MIN else -1
+            self.run_chunks = self.run_cut = 0
+            self.run_t0 = t
+        elif self.run_size != size:
+            self.run_size = -1
+        if self.run_size > 0:  # a run of one size >= 1 KiB so far (a buffer's flushes?): is this chunk cut mid-event?
+            self.run_chunks += 1
+            self.run_cut += not chunk.data.endswith((b"\n\n", b"\r\n\r\n", b"\r\r"))
+        self.last_size = size
+        self.prev_t = t
 
     def wire_block(self, chunks: list[Chunk]) -> None:
-        """(A speed loop: the state in locals while the block's chunks pass, written back at its end.)"""
+        """`wire` for each (a speed loop: the state in locals while the block's chunks pass, written back at its end)."""
         window, long_silence, sizes, silences = self.window, self.long_silence, self.sizes, self.silences
         prev_t, last_size, n_wire = self.prev_t, self.last_size, self.n_wire
         run_size, run_chunks, run_cut, run_t0 = self.run_size, self.run_chunks, self.run_cut, self.run_t0

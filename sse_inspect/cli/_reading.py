@@ -58,7 +58,9 @@ class _ReadProgress(Observer):
         self.chunks = 0
 
     def wire(self, chunk: Chunk) -> None:
-        self.wire_block([chunk])
+        self.chunks += 1
+        if self.chunks % 1024 == 0:  # asking the file where it is costs a system call
+            self.bar.update(self.task, completed=self.stream.bytes_read)
 
     def wire_block(self, chunks: list[Chunk]) -> None:
         before = self.chunks

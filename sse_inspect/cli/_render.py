@@ -219,7 +219,10 @@ class Arrivals(Observer):
         return arrivals
 
     def wire(self, chunk: Chunk) -> None:
-        self.wire_block([chunk])
+        at = (chunk.t or 0.0) * self.scale  # where in the bins
+        if not 0.0 <= at < self.BINS:
+            at = self._fit(at / self.scale)
+        self.bins[int(at)] += len(chunk.data)
 
     def wire_block(self, chunks: list[Chunk]) -> None:
         bins, scale, end = self.bins, self.scale, self.BINS
