@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
+import operator
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -399,9 +401,16 @@ class _Pass:
                 if not n:
                     ttfb = block[0].t
                 n += len(block)
-                for chunk in block:
-                    t = chunk.t
-                    size += len(chunk.data)
+                size += sum([len(chunk.data) for chunk in block])
+                ts = [chunk.t for chunk in block]
+                if timed and None not in ts and math.isfinite(sum(ts)):  # type: ignore[arg-type]  # the common block: C loops
+                    gaps = [ts[0] - last, *map(operator.sub, ts[1:], ts[:-1])]  # type: ignore[operator]
+                    gap = max(gaps)
+                    if max_gap is None or gap > max_gap:
+                        max_gap, max_gap_at = gap, ts[gaps.index(gap)]
+                    last = ts[-1]  # type: ignore[assignment]
+                    ts = []
+                for t in ts:  # (else a chunk at a time)
                     if t is None:
                         timed = False
                     elif timed:

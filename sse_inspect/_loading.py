@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import math
 import json
 import os
 import re
@@ -221,6 +222,13 @@ class _Clock:
         last = 0.0
         index = -1
         for block in blocks:
+            ts = [chunk.t for chunk in block]
+            if (None not in ts and math.isfinite(sum(ts)) and ts[0] >= 0.0 and ts[0] >= last  # type: ignore[arg-type, operator]
+                    and ts == sorted(ts)):  # type: ignore[type-var]  # fmt: skip
+                index += len(block)  # (the common block, told by C loops: finite times in order, none negative)
+                last = self.last = ts[-1]  # type: ignore[assignment]
+                yield block
+                continue
             for chunk in block:
                 index += 1
                 t = chunk.t

@@ -4,6 +4,7 @@ sees what the per-item hooks see, and the checks that use it find what they find
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 from sse_inspect._analysis import Observer, analyze
 from sse_inspect._capture import Capture, Chunk, End, Request, Response, dump_capture
 from sse_inspect._events import Event
-from sse_inspect._loading import open_capture
+from sse_inspect._loading import CaptureStream, open_capture
 from sse_inspect.checks import CHECKS, check_capture
 from sse_inspect.checks._check import Check
 from sse_inspect.checks.lifecycle import _RECENT, _tail_after
@@ -160,3 +161,42 @@ def test_a_capture_in_memory_is_read_in_blocks_with_the_same_result_as_its_file(
         streamed = analyze(stream, keep=True)
     loaded = analyze(streamed.capture)
     assert dataclasses.replace(loaded, capture=streamed.capture) == streamed
+
+
+_TIMES = st.lists(st.none() | st.floats(min_value=-5, max_value=5) | st.sampled_from([0.0, 1.0, 1e300]), max_size=40)
+
+
+@settings(max_examples=80, deadline=None)
+@given(_TIMES)
+def test_a_blocks_silences_and_clock_are_what_the_chunk_at_a_time_rules_say(times: list[float | None]) -> None:
+    """The block fast paths (C loops over a block's times) against the per-chunk rules they stand for."""
+    times = [None if t is None else round(t, 6) for t in times]  # (as a capture file writes them)
+    chunks = [Chunk(t, b"data: x\n\n") for t in times]
+    capture = Capture(request=Request(method="POST", url="http://x/"), chunks=tuple(chunks), end=End(kind="complete"))
+    timing = analyze(capture, keep=False).timing
+    timed, last, max_gap, max_gap_at = True, 0.0, None, None
+    negative = backwards = 0
+    previous = 0.0
+    for t in times:
+        if t is None:
+            timed = False
+            continue
+        if t < 0.0:
+            negative += 1
+        elif t < previous:
+            backwards += 1
+        previous = t
+        if timed:
+            gap = t - last
+            if max_gap is None or gap > max_gap:
+                max_gap, max_gap_at = gap, t
+            last = t
+    if timing.timed:
+        assert (timing.max_gap, timing.max_gap_at) == (max_gap, max_gap_at)
+    stream_bytes = dump_capture(capture).encode()
+    with CaptureStream(io.BytesIO(stream_bytes), "x.jsonl", len(stream_bytes)) as stream:
+        for _ in stream.blocks():
+            pass
+        notes = " ".join(stream.capture.warnings)
+    assert (f"{negative} chunk(s) with a negative time" in notes) == (negative > 0)
+    assert (f"times go backwards {backwards} time(s)" in notes) == (backwards > 0)
