@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
+import operator
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,7 +32,7 @@ from ._capture import Capture, Chunk, provide_answer_text
 from ._decoding import body_chunks, is_identity
 from ._events import Comment, Event, Notice
 from ._fastjson import ACCELERATE_AFTER, accelerate
-from ._loading import CaptureStream
+from ._loading import CaptureStream, in_blocks
 from ._outcome import Outcome, decide_outcome
 from ._parser import EventStreamParser, ParseStats
 from ._rechunk import RechunkSpec, iter_rechunk
@@ -128,6 +130,13 @@ class Observer:
     def wire(self, chunk: Chunk) -> None:
         """A chunk as it crossed the wire (still content-encoded, if it was)."""
 
+    def wire_block(self, chunks: list[Chunk]) -> None:
+        """Chunks as they crossed the wire, read together, in order: `wire` for each, unless overridden (an
+        observer that overrides it is called with every chunk in lists, its `wire` never)."""
+        wire = self.wire
+        for chunk in chunks:
+            wire(chunk)
+
     def event(self, event: Event, flags: EventFlags) -> None:
         """An event and what the dialect saw in it, as `EventFlags` (`flags & EventFlags.TEXT`, ...)."""
 
@@ -140,6 +149,24 @@ class Observer:
     def chunk(self, index: int, chunk: Chunk, text_events: int) -> bool | None:
         """A chunk as parsed, after its items; `text_events` of its events carried output. True: it needs
         no more chunks (it has what it looked for), and is called no more."""
+
+    def event_block(self, events: list[tuple[Event, EventFlags]]) -> None:
+        """A block's events, in order: `event` for each, unless overridden. An observer that overrides it is
+        called with every event in lists, its `event` never; each list comes after the block's comments and
+        notices and before its chunks (`chunk_block` or `chunk`): a weaker order than `event`'s, for speed."""
+        event = self.event
+        for item, flags in events:
+            event(item, flags)
+
+    def chunk_block(self, chunks: list[tuple[int, Chunk, int]]) -> bool | None:
+        """A block's chunks as parsed, in order, as `(index, chunk, text_events)`, after all of the block's
+        items: `chunk` for each, unless overridden (then `chunk` is never called, and the list can be
+        empty). True: it needs no more chunks, and is called no more."""
+        chunk = self.chunk
+        for index, item, text_events in chunks:
+            if chunk(index, item, text_events):
+                return True
+        return None
 
     def close(self, analysis: Analysis) -> None:
         """The pass is over; `analysis` is what it found."""
@@ -166,15 +193,20 @@ def analyze(
     head = source.capture if isinstance(source, CaptureStream) else source
     keep_wire = keep and isinstance(source, CaptureStream)  # a capture has its chunks already
     run = _Pass(head, keep, observers, keep_wire=keep_wire, rechunked=rechunk is not None)
-    wire_chunks: Iterable[Chunk] = source if isinstance(source, CaptureStream) else source.chunks
+    blocks = source.blocks() if isinstance(source, CaptureStream) else in_blocks(source.chunks)
     decode_notices: list[Notice] = []
     parser = EventStreamParser()
-    parsed = parse_chunks(body(head, wire_chunks, decode_notices, rechunk, read=run.read, wired=run.wired), parser,
-                          decode_notices)  # fmt: skip
+    parsed: Iterator[list[Parsed]]
+    if rechunk is None and is_identity(head):  # the common way: the chunks in the blocks they were read in
+        parsed = parse_blocks(run.wired_blocks(blocks), parser, decode_notices)
+    else:  # decoded or re-cut: a chunk at a time (a live stream's decoded chunks are not held back)
+        chunks = body(head, itertools.chain.from_iterable(blocks), decode_notices, rechunk, read=run.read,
+                      wired=run.wired)  # fmt: skip
+        parsed = ([entry] for entry in parse_chunks(chunks, parser, decode_notices))
     if not rebuild:
         run.dialect, run.reader = get_dialect("generic"), _Unread()
     else:
-        run.dialect, parsed = detect(parsed, head.request.url if head.request else None, dialect)
+        run.dialect, parsed = detect_blocks(parsed, head.request.url if head.request else None, dialect)
         run.reader = run.dialect.reader()
         run.reader.holding = holding
     run.take(parsed)
@@ -217,6 +249,17 @@ def parse_chunks(chunks: Iterable[Chunk], parser: EventStreamParser, notices: li
     yield None, None, [*notices, *parser.close()]
 
 
+def parse_blocks(blocks: Iterable[list[Chunk]], parser: EventStreamParser, notices: list[Notice]) -> Iterator[list[Parsed]]:
+    """`parse_chunks`, a block of chunks at a time: a list of each block's chunks with their items (the
+    per-chunk loop is a comprehension, not a generator's), then [(None, None, the notices and the close's)]."""
+    feed = parser.feed
+    start = 0
+    for block in blocks:
+        yield [(index, chunk, feed(chunk.data, chunk.t)) for index, chunk in enumerate(block, start)]
+        start += len(block)
+    yield [(None, None, [*notices, *parser.close()])]
+
+
 def detect(parsed: Iterator[Parsed], url: str | None, name: str | None = None) -> tuple[Dialect, Iterator[Parsed]]:
     """The dialect `name` says, or (None) the one the first DETECT_EVENTS events tell, and the parsed
     chunks from the first: telling it reads ahead as far as those events, no further."""
@@ -231,6 +274,30 @@ def detect(parsed: Iterator[Parsed], url: str | None, name: str | None = None) -
             break
     first = [x for _, _, items in ahead for x in items if type(x) is Event][:DETECT_EVENTS]
     return detect_dialect(first, url), itertools.chain(ahead, parsed)  # type: ignore[arg-type]
+
+
+def detect_blocks(
+    parsed: Iterator[list[Parsed]], url: str | None, name: str | None = None
+) -> tuple[Dialect, Iterator[list[Parsed]]]:
+    """`detect`, over parsed chunks in blocks (`parse_blocks`)."""
+    if name is not None:
+        return get_dialect(name), parsed
+    ahead: list[list[Parsed]] = []
+    events = 0
+    for block in parsed:
+        ahead.append(block)
+        events += sum(type(x) is Event for _, _, items in block for x in items)
+        if events >= DETECT_EVENTS or block[-1][0] is None:
+            break
+    first = [x for _, _, items in itertools.chain.from_iterable(ahead) for x in items if type(x) is Event]
+    return detect_dialect(first[:DETECT_EVENTS], url), itertools.chain(_drained(ahead), parsed)
+
+
+def _drained(blocks: list[list[Parsed]]) -> Iterator[list[Parsed]]:
+    """The blocks, each let go of once given (a read-ahead list would hold them all the pass long)."""
+    blocks.reverse()
+    while blocks:
+        yield blocks.pop()
 
 
 _NOTHING = EventFlags(0)
@@ -251,7 +318,12 @@ class _Unread(Reader):
 
 def _hooks(observers: Sequence[Observer], name: str) -> list[Callable[..., None]]:
     """The `name` methods of the observers that have one of their own (calling the others is waste)."""
-    return [getattr(o, name) for o in observers if getattr(type(o), name) is not getattr(Observer, name)]
+    return [getattr(o, name) for o in observers if _has(o, name)]
+
+
+def _has(observer: Observer, name: str) -> bool:
+    """Whether `observer` has a `name` method of its own."""
+    return getattr(type(observer), name) is not getattr(Observer, name)
 
 
 class _Pass:
@@ -264,11 +336,13 @@ class _Pass:
         self.reader: Reader | None = None
         self.keep = keep
         self.observers = tuple(observers)
-        self.on_wire = _hooks(observers, "wire")
-        self.on_event = _hooks(observers, "event")
+        self.on_wire = [o.wire_block for o in observers if _has(o, "wire") or _has(o, "wire_block")]
+        self.on_events = _hooks(observers, "event_block")  # (the block hooks: `event_block`, `chunk_block`)
+        self.on_event = [o.event for o in observers if _has(o, "event") and not _has(o, "event_block")]
         self.on_comment = _hooks(observers, "comment")
         self.on_notice = _hooks(observers, "notice")
-        self.on_chunk = _hooks(observers, "chunk")
+        self.on_chunks = _hooks(observers, "chunk_block")
+        self.on_chunk = [o.chunk for o in observers if _has(o, "chunk") and not _has(o, "chunk_block")]
         # kept, when keeping (the wire chunks only when a stream brought them: a capture has its own;
         # by `read` under a re-cut, by `wired` else)
         self.wire_chunks: list[Chunk] | None = [] if keep_wire else None
@@ -309,8 +383,13 @@ class _Pass:
             self.read_bytes = size
 
     def wired(self, chunks: Iterable[Chunk]) -> Iterator[Chunk]:
-        """The chunks that stand for the wire, after counting them and their silences and showing them to
-        the wire observers (and keeping them, if keeping, unless `read` did: a re-cut's are not the wire's)."""
+        """The chunks that stand for the wire, one at a time: `wired_blocks` of blocks of one."""
+        for block in self.wired_blocks([chunk] for chunk in chunks):
+            yield block[0]
+
+    def wired_blocks(self, blocks: Iterable[list[Chunk]]) -> Iterator[list[Chunk]]:
+        """The chunks that stand for the wire, in blocks, after counting them and their silences and showing
+        them to the wire observers (and keeping them, if keeping, unless `read` did: a re-cut's are not the wire's)."""
         on_wire, kept = self.on_wire, None if self.rechunked else self.wire_chunks
         n = size = 0
         ttfb: float | None = None
@@ -318,34 +397,43 @@ class _Pass:
         max_gap_at: float | None = None
         timed, last = True, self.last_t
         try:
-            for chunk in chunks:
-                t = chunk.t
+            for block in blocks:
                 if not n:
-                    ttfb = t
-                n += 1
-                size += len(chunk.data)
-                if t is None:
-                    timed = False
-                elif timed:
-                    gap = t - last
+                    ttfb = block[0].t
+                n += len(block)
+                size += sum([len(chunk.data) for chunk in block])
+                ts = [chunk.t for chunk in block]
+                if timed and None not in ts and math.isfinite(sum(ts)):  # type: ignore[arg-type]  # the common block: C loops
+                    gaps = [ts[0] - last, *map(operator.sub, ts[1:], ts[:-1])]  # type: ignore[operator]
+                    gap = max(gaps)
                     if max_gap is None or gap > max_gap:
-                        max_gap, max_gap_at = gap, t
-                    last = t
+                        max_gap, max_gap_at = gap, ts[gaps.index(gap)]
+                    last = ts[-1]  # type: ignore[assignment]
+                    ts = []
+                for t in ts:  # (else a chunk at a time)
+                    if t is None:
+                        timed = False
+                    elif timed:
+                        gap = t - last
+                        if max_gap is None or gap > max_gap:
+                            max_gap, max_gap_at = gap, t
+                        last = t
                 if kept is not None:
-                    kept.append(chunk)
+                    kept.extend(block)
                 for hook in on_wire:
-                    hook(chunk)
-                yield chunk
+                    hook(block)
+                yield block
         finally:
             self.n_wire, self.wire_bytes, self.ttfb, self.all_timed, self.last_t = n, size, ttfb, timed, last
             self.max_gap, self.max_gap_at = max_gap, max_gap_at
 
-    def take(self, parsed: Iterable[Parsed]) -> None:
+    def take(self, parsed: Iterable[list[Parsed]]) -> None:
         """Every parsed chunk's items, in order, read by the dialect's reader, counted, kept if keeping,
-        shown to the observers."""
+        shown to the observers (to the batch hooks a block at a time, after its items)."""
         assert self.reader is not None
         read, keep = self.reader.feed, self.keep
         on_event, on_comment, on_notice, on_chunk = self.on_event, self.on_comment, self.on_notice, self.on_chunk
+        on_events, on_chunks = self.on_events, self.on_chunks
         events, comments, notices, counts = self.events, self.comments, self.notices, self.notice_counts
         chunks, text_indices = self.chunks, self.text_indices
         n_events = n_comments = n_text = decoded = 0
@@ -353,52 +441,64 @@ class _Pass:
         first_text: float | None = None
         last_text: float | None = None
         end_marker: float | None = None
-        for index, chunk, items in parsed:
-            text = 0
-            for item in items:
-                if type(item) is Event:
-                    flags = read(item)
-                    t = item.t
-                    if not n_events:
-                        first_event = t
-                    n_events += 1
-                    if n_events == ACCELERATE_AFTER:  # a long stream: worth loading the compiled JSON reader
-                        accelerate()
-                    if flags & TEXT:
-                        text += 1
-                        if not n_text:
-                            first_text = t
-                        n_text += 1
-                        last_text = t
+        for block in parsed:
+            event_batch: list[tuple[Event, EventFlags]] = []
+            chunk_batch: list[tuple[int, Chunk, int]] = []
+            for index, chunk, items in block:
+                text = 0
+                for item in items:
+                    if type(item) is Event:
+                        flags = read(item)
+                        t = item.t
+                        if not n_events:
+                            first_event = t
+                        n_events += 1
+                        if n_events == ACCELERATE_AFTER:  # a long stream: worth loading the compiled JSON reader
+                            accelerate()
+                        if flags & TEXT:
+                            text += 1
+                            if not n_text:
+                                first_text = t
+                            n_text += 1
+                            last_text = t
+                            if keep:
+                                text_indices.append(item.index)
+                        if flags & END and end_marker is None:
+                            end_marker = t
                         if keep:
-                            text_indices.append(item.index)
-                    if flags & END and end_marker is None:
-                        end_marker = t
+                            events.append(item)
+                        if on_events:
+                            event_batch.append((item, flags))
+                        for hook in on_event:
+                            hook(item, flags)
+                    elif type(item) is Comment:
+                        n_comments += 1
+                        if keep:
+                            comments.append(item)
+                        for hook in on_comment:
+                            hook(item)
+                    else:
+                        assert isinstance(item, Notice)
+                        seen = counts.get(item.kind, 0)
+                        counts[item.kind] = seen + 1
+                        if keep or seen < NOTICES_KEPT:
+                            notices.append(item)
+                        for hook in on_notice:
+                            hook(item)
+                if chunk is not None and index is not None:
+                    decoded += len(chunk.data)
                     if keep:
-                        events.append(item)
-                    for hook in on_event:
-                        hook(item, flags)
-                elif type(item) is Comment:
-                    n_comments += 1
-                    if keep:
-                        comments.append(item)
-                    for hook in on_comment:
-                        hook(item)
-                else:
-                    assert isinstance(item, Notice)
-                    seen = counts.get(item.kind, 0)
-                    counts[item.kind] = seen + 1
-                    if keep or seen < NOTICES_KEPT:
-                        notices.append(item)
-                    for hook in on_notice:
-                        hook(item)
-            if chunk is not None and index is not None:
-                decoded += len(chunk.data)
-                if keep:
-                    chunks.append(chunk)
-                for hook in on_chunk:
-                    if hook(index, chunk, text):  # it needs no more: a list without it, from the next chunk
-                        on_chunk = [h for h in on_chunk if h is not hook]
+                        chunks.append(chunk)
+                    if on_chunks:
+                        chunk_batch.append((index, chunk, text))
+                    for chunk_hook in on_chunk:
+                        if chunk_hook(index, chunk, text):  # it needs no more: a list without it, from the next chunk
+                            on_chunk = [h for h in on_chunk if h is not chunk_hook]
+            for batch_hook in on_events:
+                batch_hook(event_batch)
+            for chunks_hook in on_chunks:
+                if chunks_hook(chunk_batch):  # it needs no more
+                    on_chunks = [h for h in on_chunks if h is not chunks_hook]
         self.n_events, self.n_comments, self.n_text, self.decoded_bytes = n_events, n_comments, n_text, decoded
         self.first_event, self.first_text, self.last_text, self.end_marker = first_event, first_text, last_text, end_marker
 

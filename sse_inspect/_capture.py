@@ -408,7 +408,13 @@ class CaptureLines:
         )
 
     def chunks(self, f: BinaryIO) -> Iterator[Chunk]:
-        """The chunk lines of `f` (read from just after the header line), none longer than CAPTURE_LINE_LIMIT.
+        """The chunk lines of `f` (read from just after the header line), none longer than CAPTURE_LINE_LIMIT."""
+        for block in self.blocks(f):
+            yield from block
+
+    def blocks(self, f: BinaryIO) -> Iterator[list[Chunk]]:
+        """`chunks`, a block's at a time (a list per block read, never empty): a long capture's per-chunk
+        work then runs in loops over lists rather than through generator layers.
 
         `f` is read a block at a time (`BLOCK`, then on to the end of the line the block cut, up to the
         limit). When the compiled JSON reader is in use (`_fastjson`) and a block's lines are all common
@@ -425,24 +431,37 @@ class CaptureLines:
                 rest = block[cut:]
                 block = block[:cut]
                 rest += f.readline(limit - len(rest))
+            out: list[Chunk] = []
             if block:
                 lines = common_lines(block) if self.end is None else None
                 if lines is not None:
-                    yield from [_chunk_of(line.t, line.text.encode("utf-8", "surrogatepass")) for line in lines]
+                    out = [_chunk_of(line.t, line.text.encode("utf-8", "surrogatepass")) for line in lines]
                     number += len(lines)
                 else:
                     if number > ACCELERATE_AFTER:  # a long capture: worth loading the compiled reader
                         _fastjson.accelerate()
-                    for raw in block.split(b"\n")[:-1]:
-                        chunk = self._line(raw + b"\n", number, f)
-                        number += 1
-                        if chunk is not None:
-                            yield chunk
+                    try:
+                        for raw in block.split(b"\n")[:-1]:
+                            chunk = self._line(raw + b"\n", number, f)
+                            number += 1
+                            if chunk is not None:
+                                out.append(chunk)
+                    except CaptureError:  # a bad line: the chunks before it are read, as a line at a time would
+                        if out:
+                            yield out
+                        raise
             if rest:
-                chunk = self._line(rest, number, f)
+                try:
+                    chunk = self._line(rest, number, f)
+                except CaptureError:
+                    if out:
+                        yield out
+                    raise
                 number += 1
                 if chunk is not None:
-                    yield chunk
+                    out.append(chunk)
+            if out:
+                yield out
 
     def _line(self, raw: bytes, number: int, f: BinaryIO) -> Chunk | None:
         """The chunk of line `number`, `raw` (its newline included, unless it is the last line or at the

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import math
 import json
 import os
 import re
 import sys
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, BinaryIO, Self
 
 from ._capture import Capture, CaptureLines, Chunk, End, is_capture_header, read_header_line
@@ -107,7 +108,7 @@ class CaptureStream:
         try:
             self._f, self._decoders = _decompressed(f, path)
             first = self._f.readline(PIECE)
-            self._pieces: Iterable[Chunk]
+            self._pieces: Iterable[list[Chunk]]  # a block's chunks at a time
             if is_capture_header(first):
                 first = read_header_line(self._f, first, path)  # a header line longer than a piece (a long prompt)
                 lines = CaptureLines(first, path)
@@ -116,7 +117,7 @@ class CaptureStream:
             elif _maybe_imported(first):  # a HAR, a curl trace, a flow file, a JSON document: read whole
                 whole = parse_capture(first + self._f.read(), path=path)
                 self.capture = dataclasses.replace(whole, chunks=(), warnings=self._warnings(whole.warnings))
-                self._pieces = whole.chunks
+                self._pieces = in_blocks(whole.chunks)
             else:
                 if not first:
                     problems = _problems(self._decoders)
@@ -148,6 +149,12 @@ class CaptureStream:
             self._source.close()
 
     def __iter__(self) -> Iterator[Chunk]:
+        for block in self.blocks():
+            yield from block
+
+    def blocks(self) -> Iterator[list[Chunk]]:
+        """The chunks as `iter` gives them, in lists (never empty) of those read together: a long capture's
+        per-chunk work then runs in loops over lists. Either this or `iter`, once."""
         if self._iterated:
             raise RuntimeError("a CaptureStream is read once; open the capture again")
         self._iterated = True
@@ -175,20 +182,30 @@ class CaptureStream:
         chunks = tuple(self)
         return dataclasses.replace(self.capture, chunks=chunks)
 
-    def _jsonl(self, lines: CaptureLines) -> Iterator[Chunk]:
-        yield from lines.chunks(self._f)
+    def _jsonl(self, lines: CaptureLines) -> Iterator[list[Chunk]]:
+        yield from lines.blocks(self._f)
         self.capture = dataclasses.replace(self.capture, end=lines.end, warnings=self._warnings(lines.warnings))
 
-    def _raw(self, first: bytes) -> Iterator[Chunk]:
+    def _raw(self, first: bytes) -> Iterator[list[Chunk]]:
         piece = first + self._f.read(PIECE - len(first)) if len(first) < PIECE else first
         interactive = not self._decoders and _isatty(self._source)
         while piece:
-            yield Chunk(None, piece)
+            yield [Chunk(None, piece)]
             if interactive and len(piece) < PIECE:  # a short read was the end: a terminal's Ctrl-D comes once
                 break
             piece = self._f.read(PIECE)
         if self._decoders:
             self.capture = dataclasses.replace(self.capture, warnings=self._warnings(self._raw_notes))
+
+
+IN_BLOCK = 256
+"""Chunks per block when a capture in memory is read in blocks (`in_blocks`)."""
+
+
+def in_blocks(chunks: Sequence[Chunk]) -> Iterator[list[Chunk]]:
+    """`chunks` in lists of IN_BLOCK (the last shorter; none empty)."""
+    for start in range(0, len(chunks), IN_BLOCK):
+        yield list(chunks[start : start + IN_BLOCK])
 
 
 class _Clock:
@@ -201,20 +218,30 @@ class _Clock:
         self.first_backwards: tuple[int, float, float] | None = None
         self.last: float | None = None
 
-    def watch(self, chunks: Iterable[Chunk]) -> Iterator[Chunk]:
+    def watch(self, blocks: Iterable[list[Chunk]]) -> Iterator[list[Chunk]]:
         last = 0.0
-        for index, chunk in enumerate(chunks):
-            t = chunk.t
-            if t is not None:
-                if t < 0.0:
-                    self.negative += 1
-                    self.first_negative = self.first_negative or (index, t)
-                elif t < last:
-                    self.backwards += 1
-                    self.first_backwards = self.first_backwards or (index, t, last)
-                last = t
-                self.last = t
-            yield chunk
+        index = -1
+        for block in blocks:
+            ts = [chunk.t for chunk in block]
+            if (None not in ts and math.isfinite(sum(ts)) and ts[0] >= 0.0 and ts[0] >= last  # type: ignore[arg-type, operator]
+                    and ts == sorted(ts)):  # type: ignore[type-var]  # fmt: skip
+                index += len(block)  # (the common block, told by C loops: finite times in order, none negative)
+                last = self.last = ts[-1]  # type: ignore[assignment]
+                yield block
+                continue
+            for chunk in block:
+                index += 1
+                t = chunk.t
+                if t is not None:
+                    if t < 0.0:
+                        self.negative += 1
+                        self.first_negative = self.first_negative or (index, t)
+                    elif t < last:
+                        self.backwards += 1
+                        self.first_backwards = self.first_backwards or (index, t, last)
+                    last = t
+                    self.last = t
+            yield block
 
     def notes(self, capture: Capture) -> list[str]:
         notes = []

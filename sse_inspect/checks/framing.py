@@ -61,6 +61,12 @@ class FramingCheck(Check):
         self.spread: Event | None = None  # the first event whose data lines came over seconds (blank lines stripped)
         self.spread_count = 0
 
+    def event_block(self, events: list[tuple[Event, EventFlags]]) -> None:
+        event = self.event
+        for item, flags in events:
+            if "\n" in item.data:  # (most events: one data line)
+                event(item, flags)
+
     def event(self, event: Event, flags: EventFlags) -> None:
         """An event of several data lines whose first byte came long before its last: a server writes one
         event at once, so the lines were events whose blank lines a hop stripped."""

@@ -32,6 +32,14 @@ class HeadersCheck(Check):
                 self.first_t = chunk.t
             self.last_t = chunk.t
 
+    def chunk_block(self, chunks: list[tuple[int, Chunk, int]]) -> None:
+        """Only the first and the last timed chunk matter: a block's are looked for from its ends."""
+        if self.first_t is None:
+            self.first_t = next((c.t for _, c, _ in chunks if c.t is not None), None)
+        last = next((c.t for _, c, _ in reversed(chunks) if c.t is not None), None)
+        if last is not None:
+            self.last_t = last
+
     def findings(self, ctx: Context) -> Iterator[Finding]:
         response = ctx.capture.response
         assert response is not None

@@ -35,6 +35,13 @@ class HygieneCheck(Check):
         if self.size >= _BATCH:
             self._scan()
 
+    def chunk_block(self, chunks: list[tuple[int, Chunk, int]]) -> None:
+        datas = [chunk.data for _, chunk, _ in chunks]
+        self.pending += datas
+        self.size += sum(map(len, datas))
+        if self.size >= _BATCH:  # (a scan's pieces can be a block longer: the scanner finds a token across pieces)
+            self._scan()
+
     def _scan(self) -> None:
         self.scanner.feed(b"".join(self.pending))
         self.pending.clear()

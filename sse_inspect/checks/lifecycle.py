@@ -74,16 +74,39 @@ class LifecycleCheck(Check):
         elif len(data) < 16 and data.strip().upper() == DONE:
             self.sentinels.append((event, "malformed"))
 
+    def event_block(self, events: list[tuple[Event, EventFlags]]) -> None:
+        if not events:
+            return
+        notable, markers = self._notable, self.markers
+        for event, flags in events:
+            if flags & _NOT_TEXT or markers or len(event.data) < 16:  # most events are text and nothing more
+                notable(event, flags)
+        self.last = events[-1][0]
+
+    def chunk_block(self, chunks: list[tuple[int, Chunk, int]]) -> None:
+        """`chunk` for each; with no [DONE] event to place (most blocks), the tail and offset moved at once."""
+        if self._unresolved:
+            for index, chunk, text_events in chunks:
+                self.chunk(index, chunk, text_events)
+        elif chunks:
+            datas = [chunk.data for _, chunk, _ in chunks]
+            self._offset += sum(map(len, datas))
+            self._tail = _tail_after(self._tail, datas)
+
     def chunk(self, index: int, chunk: Chunk, text_events: int) -> None:
         data = chunk.data
-        if self._unresolved:
+        if self._unresolved:  # the [DONE] events this chunk completed (all of them, but in a block's list)
             tail = self._tail + data
             start = self._offset + len(data) - len(tail)
+            later = []
             for event in self._unresolved:
+                if event.chunk > index:
+                    later.append(event)
+                    continue
                 raw = tail[event.start - start : event.end + 1 - start] if event.start >= start else b""
                 lone_cr = b"[DONE]\r" in raw and b"[DONE]\r\n" not in raw
                 self.sentinels.append((event, "lone-cr" if lone_cr else "done"))
-            self._unresolved.clear()
+            self._unresolved[:] = later
         self._offset += len(data)
         self._tail = data if len(data) >= _RECENT else (self._tail + data)[-_RECENT:]
 
@@ -212,3 +235,19 @@ def _list(indices: tuple[int, ...], count: int) -> str:
 def _snippet(text: str, limit: int = 60) -> str:
     text = text.replace("\n", "\\n")
     return repr(text if len(text) <= limit else text[: limit - 3] + "...")
+
+
+def _tail_after(tail: bytes, datas: list[bytes]) -> bytes:
+    """What `LifecycleCheck.chunk` leaves as the tail after `datas`, from `tail`: the last chunk of
+    `_RECENT` bytes or more and what came after it, or the bytes (of all) that came last, to `_RECENT`."""
+    total = 0
+    k = len(datas)
+    while k:
+        data = datas[k - 1]
+        if len(data) >= _RECENT:  # the tail starts over with a big chunk
+            return data if k == len(datas) else (data + b"".join(datas[k:]))[-_RECENT:]
+        total += len(data)
+        k -= 1
+        if total >= _RECENT:
+            return b"".join(datas[k:])[-_RECENT:]
+    return (tail + b"".join(datas))[-_RECENT:]

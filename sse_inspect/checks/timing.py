@@ -167,6 +167,47 @@ class TimingCheck(Check):
             self.texts += 1
             self.last_text = t
 
+    def event_block(self, events: list[tuple[Event, EventFlags]]) -> None:
+        """`event` for each (a speed loop: the state in locals while the block's events pass)."""
+        texts, last_text, moments, longest = self.texts, self.last_text, self.moments, self.longest
+        for event, flags in events:
+            if flags & _TEXT:
+                t = event.t or 0.0  # timed: every t is set
+                if not texts:
+                    self.first_text = t
+                    moments = 1
+                else:
+                    gap = t - last_text
+                    if gap:
+                        moments += 1
+                        if gap > longest:
+                            longest = gap
+                texts += 1
+                last_text = t
+        self.texts, self.last_text, self.moments, self.longest = texts, last_text, moments, longest
+
+    def chunk_block(self, chunks: list[tuple[int, Chunk, int]]) -> None:
+        """`chunk` for each, the common case (a chunk within the window of the gathering release, the lead
+        over) in a loop with locals: the others go through `chunk`."""
+        window, span, chunk = self.window, self.span, self.chunk
+        parsed = 0
+        for index, item, text_events in chunks:
+            g, lead = self.gathering, self.lead
+            t = item.t or 0.0
+            if g is None or t - g.t1 > window or lead is None or t - lead.t <= span:
+                chunk(index, item, text_events)
+                continue
+            size = len(item.data)
+            parsed += size
+            g.tight += t - g.t1 < _TIGHT_GAP
+            g.t1 = t
+            g.chunks += 1
+            g.bytes += size
+            g.text_events += text_events
+            if text_events > g.most:
+                g.most = text_events
+        self.parsed_bytes += parsed
+
     def chunk(self, index: int, chunk: Chunk, text_events: int) -> None:
         t = chunk.t or 0.0
         size = len(chunk.data)
@@ -234,7 +275,7 @@ class TimingCheck(Check):
                 self.more_silences += 1
         if gap > self.window:  # a new release on the wire: the last one is over
             if self.run_size > 0:
-                self._run_over()
+                self._run_over(self.run_size, self.run_chunks, self.run_cut, self.run_t0)
             self.run_size = size if size >= _FLUSH_MIN else -1
             self.run_chunks = self.run_cut = 0
             self.run_t0 = t
@@ -246,13 +287,49 @@ class TimingCheck(Check):
         self.last_size = size
         self.prev_t = t
 
-    def _run_over(self) -> None:
+    def wire_block(self, chunks: list[Chunk]) -> None:
+        """`wire` for each (a speed loop: the state in locals while the block's chunks pass, written back at its end)."""
+        window, long_silence, sizes, silences = self.window, self.long_silence, self.sizes, self.silences
+        prev_t, last_size, n_wire = self.prev_t, self.last_size, self.n_wire
+        run_size, run_chunks, run_cut, run_t0 = self.run_size, self.run_chunks, self.run_cut, self.run_t0
+        for chunk in chunks:
+            data = chunk.data
+            t = chunk.t or 0.0
+            size = len(data)
+            gap = t - prev_t
+            if last_size >= _FLUSH_MIN:
+                sizes[last_size] += 1  # every chunk but the last (whatever was left); only big ones
+            if not n_wire:
+                self.first_wire = t
+            n_wire += 1
+            if gap > long_silence:
+                if len(silences) < KEPT:
+                    silences.append((prev_t, t))
+                else:
+                    self.more_silences += 1
+            if gap > window:  # a new release on the wire: the last one is over
+                if run_size > 0:
+                    self._run_over(run_size, run_chunks, run_cut, run_t0)
+                run_size = size if size >= _FLUSH_MIN else -1
+                run_chunks = run_cut = 0
+                run_t0 = t
+            elif run_size != size:
+                run_size = -1
+            if run_size > 0:  # a run of one size >= 1 KiB so far (a buffer's flushes?): is this chunk cut mid-event?
+                run_chunks += 1
+                run_cut += not data.endswith((b"\n\n", b"\r\n\r\n", b"\r\r"))
+            last_size = size
+            prev_t = t
+        self.prev_t, self.last_size, self.n_wire = prev_t, last_size, n_wire
+        self.run_size, self.run_chunks, self.run_cut, self.run_t0 = run_size, run_chunks, run_cut, run_t0
+
+    def _run_over(self, size: int, chunks: int, cut: int, t0: float) -> None:
         """A release of chunks all of one size (>= 1 KiB) is over: count it as that size's flushes."""
-        flush = self.flushes.get(self.run_size)
+        flush = self.flushes.get(size)
         if flush is None:
-            flush = self.flushes[self.run_size] = _Flushes(self.run_t0)
-        flush.chunks += self.run_chunks
-        flush.cut += self.run_cut
+            flush = self.flushes[size] = _Flushes(t0)
+        flush.chunks += chunks
+        flush.cut += cut
 
     def findings(self, ctx: Context) -> Iterator[Finding]:
         if self.gathering is not None:

@@ -61,3 +61,9 @@ class _ReadProgress(Observer):
         self.chunks += 1
         if self.chunks % 1024 == 0:  # asking the file where it is costs a system call
             self.bar.update(self.task, completed=self.stream.bytes_read)
+
+    def wire_block(self, chunks: list[Chunk]) -> None:
+        before = self.chunks
+        self.chunks += len(chunks)
+        if self.chunks // 1024 > before // 1024:  # asking the file where it is costs a system call
+            self.bar.update(self.task, completed=self.stream.bytes_read)

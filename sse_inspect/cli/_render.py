@@ -224,6 +224,15 @@ class Arrivals(Observer):
             at = self._fit(at / self.scale)
         self.bins[int(at)] += len(chunk.data)
 
+    def wire_block(self, chunks: list[Chunk]) -> None:
+        bins, scale, end = self.bins, self.scale, self.BINS
+        for chunk in chunks:
+            at = (chunk.t or 0.0) * scale  # where in the bins
+            if not 0.0 <= at < end:
+                at = self._fit(at / scale)
+                bins, scale = self.bins, self.scale  # (the span doubled)
+            bins[int(at)] += len(chunk.data)
+
     def _fit(self, t: float) -> float:
         """Where `t`, before the first bin or past the last, goes: the span doubles until it holds it."""
         if not 0.0 < t < math.inf:
