@@ -199,13 +199,25 @@ class CaptureStream:
 
 
 IN_BLOCK = 256
-"""Chunks per block when a capture in memory is read in blocks (`in_blocks`)."""
+"""Chunks per block, at most, when a capture in memory is read in blocks (`in_blocks`)."""
+BLOCK_BYTES = 1 << 16
+"""Bytes per block, at most, but for a block of one chunk: a block's events are all parsed before any is
+looked at, so a block of big chunks (a HAR's body in 1 MiB pieces) would hold all their events at once."""
 
 
 def in_blocks(chunks: Sequence[Chunk]) -> Iterator[list[Chunk]]:
-    """`chunks` in lists of IN_BLOCK (the last shorter; none empty)."""
-    for start in range(0, len(chunks), IN_BLOCK):
-        yield list(chunks[start : start + IN_BLOCK])
+    """`chunks` in lists of at most IN_BLOCK chunks and BLOCK_BYTES bytes (one chunk alone may be bigger;
+    none empty), as a capture file is read (a block is about one 64 KiB read of it)."""
+    block: list[Chunk] = []
+    size = 0
+    for chunk in chunks:
+        if block and (len(block) == IN_BLOCK or size + len(chunk.data) > BLOCK_BYTES):
+            yield block
+            block, size = [], 0
+        block.append(chunk)
+        size += len(chunk.data)
+    if block:
+        yield block
 
 
 class _Clock:

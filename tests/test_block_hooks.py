@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from sse_inspect._analysis import Observer, analyze
 from sse_inspect._capture import Capture, Chunk, End, Request, Response, dump_capture
 from sse_inspect._events import Event
-from sse_inspect._loading import CaptureStream, open_capture
+from sse_inspect._loading import BLOCK_BYTES, IN_BLOCK, CaptureStream, in_blocks, open_capture
 from sse_inspect.checks import CHECKS, check_capture
 from sse_inspect.checks._check import Check
 from sse_inspect.checks.lifecycle import _RECENT, _tail_after
@@ -200,3 +200,16 @@ def test_a_blocks_silences_and_clock_are_what_the_chunk_at_a_time_rules_say(time
         notes = " ".join(stream.capture.warnings)
     assert (f"{negative} chunk(s) with a negative time" in notes) == (negative > 0)
     assert (f"times go backwards {backwards} time(s)" in notes) == (backwards > 0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(sizes=st.lists(st.sampled_from([0, 1, 100, 40_000, BLOCK_BYTES, 3 * BLOCK_BYTES]), max_size=600))
+def test_a_capture_in_memory_is_cut_into_blocks_bounded_in_chunks_and_bytes(sizes: list[int]) -> None:
+    """Blocks of a capture in memory hold every chunk once, in order, none empty, at most IN_BLOCK chunks and
+    BLOCK_BYTES bytes but for a chunk alone (a HAR's 1 MiB body pieces are parsed one block each)."""
+    chunks = [Chunk(float(i), b"x" * n) for i, n in enumerate(sizes)]
+    blocks = list(in_blocks(chunks))
+    assert [c for block in blocks for c in block] == chunks
+    for block in blocks:
+        assert 0 < len(block) <= IN_BLOCK
+        assert len(block) == 1 or sum(len(c.data) for c in block) <= BLOCK_BYTES
