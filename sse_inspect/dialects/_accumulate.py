@@ -105,10 +105,27 @@ class Channel:
         return Whole(self._whole())
 
 
-class SpoolChannel(Channel):
+class _Settling(Channel):
+    """A channel that settles its pieces when a thousand have come or its text reaches `_due` characters."""
+
+    __slots__ = ("_due",)
+    _due: int
+
+    def append(self, piece: str) -> None:
+        pieces = self._pieces
+        pieces.append(piece)
+        self._size += len(piece)
+        if len(pieces) == 1024 or self._size >= self._due:
+            self._settle()
+
+    def _settle(self) -> None:
+        raise NotImplementedError
+
+
+class SpoolChannel(_Settling):
     """`Holding.SPOOL`: pieces in memory up to SPOOL_AT characters, then written on to a temporary file."""
 
-    __slots__ = ("_at", "_due", "_file", "_spilled", "_written")
+    __slots__ = ("_at", "_file", "_spilled", "_written")
 
     def __init__(self, *, at: int = SPOOL_AT) -> None:
         super().__init__()
@@ -120,13 +137,6 @@ class SpoolChannel(Channel):
         """Characters in the file."""
         self._due = at
         """The length at which the pieces in memory are settled, whatever their number."""
-
-    def append(self, piece: str) -> None:
-        pieces = self._pieces
-        pieces.append(piece)
-        self._size += len(piece)
-        if len(pieces) == 1024 or self._size >= self._due:
-            self._settle()
 
     def _settle(self) -> None:
         """Join the pieces; once `at` characters are held, write them all to the file."""
@@ -166,11 +176,11 @@ class SpoolChannel(Channel):
         return Spooled(self._file, self._written, self._size)
 
 
-class GlimpseChannel(Channel):
+class GlimpseChannel(_Settling):
     """`Holding.GLIMPSE`: the whole text while it is short (up to 2 * `glimpsed` characters), then its
     first `glimpsed` characters and a tail of at least its last `glimpsed`."""
 
-    __slots__ = ("_due", "_first", "_glimpsed")
+    __slots__ = ("_first", "_glimpsed")
 
     def __init__(self, *, glimpsed: int = GLIMPSED) -> None:
         super().__init__()
@@ -178,13 +188,6 @@ class GlimpseChannel(Channel):
         self._first: str | None = None
         """The first characters, once the text is longer than 2 * `glimpsed` (None till then)."""
         self._due = 2 * glimpsed
-
-    def append(self, piece: str) -> None:
-        pieces = self._pieces
-        pieces.append(piece)
-        self._size += len(piece)
-        if len(pieces) == 1024 or self._size >= self._due:
-            self._settle()
 
     def _settle(self) -> None:
         """Join what is held; past 2 * `glimpsed` characters, keep the first ones and the last ones."""
