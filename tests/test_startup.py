@@ -65,6 +65,16 @@ def test_a_command_starts_without_what_it_does_not_need(args: tuple[str, ...]) -
     assert [m for m in (*NEVER, *WITHOUT[args]) if _holds(modules, m)] == []
 
 
+def test_the_version_starts_without_the_library() -> None:
+    """The group loads a command's module when it runs (`--help` loads them all, for their summaries):
+    `--version` loads the package, its version and the group, nothing of the library under them."""
+    code, size, modules = loaded_by("--version")
+    assert code == 0 and size > 0
+    assert sorted(m for m in modules if m.startswith("sse_inspect")) == ["sse_inspect", "sse_inspect._version",
+                                                                          "sse_inspect.cli"]  # fmt: skip
+    assert not _holds(modules, "json") and not _holds(modules, "dataclasses")
+
+
 def test_the_checks_and_rich_are_loaded_where_needed() -> None:
     """The counterpart: the guard above would pass on a probe that saw nothing."""
     _, _, modules = loaded_by("check", "--fail-on", "never", CAPTURE)
