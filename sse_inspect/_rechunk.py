@@ -9,7 +9,6 @@ a byte available earlier than it was.
 
 from __future__ import annotations
 
-import bisect
 import itertools
 import re
 from collections.abc import Iterable, Iterator, Sequence
@@ -38,9 +37,11 @@ RECHUNK_FORMS = "original, whole, bytes:N, event, line, crlf, utf8, random:SEED"
 _RANDOM_BITS = 8
 """Random cuts are 1 to 2**8 bytes, log-uniform: as many one- and two-byte cuts (which split
 characters and CRLFs) as cuts of a few hundred bytes (which hold whole events)."""
-_LINE_END = re.compile(rb"\r\n|\r|\n")
-_CRLF = re.compile(rb"\r(?=\n)")
-_UTF8_LEAD = re.compile(rb"[\xc2-\xf4](?=[\x80-\xbf])")
+# The cut patterns go through re's own cache, compiled by the one spec that uses them: every command
+# imports this module (for `--rechunk`), and few re-cut.
+_LINE_END = rb"\r\n|\r|\n"
+_CRLF = rb"\r(?=\n)"
+_UTF8_LEAD = rb"[\xc2-\xf4](?=[\x80-\xbf])"
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,13 +118,13 @@ def _cuts(body: bytes, spec: RechunkSpec) -> Iterator[int]:
     if spec.kind == "bytes":
         return iter(range(spec.n, len(body), spec.n))
     if spec.kind == "line":
-        return (m.end() for m in _LINE_END.finditer(body))
+        return (m.end() for m in re.finditer(_LINE_END, body))
     if spec.kind == "event":
         return _event_cuts(body)
     if spec.kind == "crlf":
-        return (m.end() for m in _CRLF.finditer(body))
+        return (m.end() for m in re.finditer(_CRLF, body))
     if spec.kind == "utf8":
-        return (m.end() for m in _UTF8_LEAD.finditer(body))
+        return (m.end() for m in re.finditer(_UTF8_LEAD, body))
     if spec.kind == "random":
         import random  # loaded for this spec only: every command imports this module
 
@@ -164,10 +165,12 @@ def _cut(chunks: Sequence[Chunk], ends: list[int], body: bytes, cuts: Iterable[i
     its last byte (`ends`: the offset just past each chunk); none when `body` is empty."""
     if not body:
         return
+    from bisect import bisect_left  # (here: a command that does not re-cut starts without it)
+
     start = 0
     for stop in itertools.chain((c for c in cuts if 0 < c < len(body)), (len(body),)):
         if stop <= start:
             continue
-        holder = chunks[bisect.bisect_left(ends, stop)]  # the chunk holding byte stop-1
+        holder = chunks[bisect_left(ends, stop)]  # the chunk holding byte stop-1
         yield Chunk(holder.t, body[start:stop])
         start = stop
