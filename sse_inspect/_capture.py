@@ -22,7 +22,6 @@ chunk line in `CaptureLines.chunks` (`benchmarks/end_to_end.py`). The rest is pl
 
 from __future__ import annotations
 
-import base64
 import binascii
 import json
 import math
@@ -277,6 +276,8 @@ def chunk_line(t: float | None, data: bytes) -> str:
     try:
         return f'{{"t": {when}, "text": {encode_string(data.decode("utf-8"))}}}\n'
     except UnicodeDecodeError:
+        import base64  # (here: binary chunks only; a command reading a text capture starts without it)
+
         return f'{{"t": {when}, "b64": "{base64.b64encode(data).decode("ascii")}"}}\n'
 
 
@@ -629,6 +630,8 @@ def _chunk(obj: dict[str, Any], line: int, path: str | None) -> Chunk:
             raise CaptureError("chunk text must be a string", path=path, line=line)
         return Chunk(t, text.encode("utf-8", "surrogatepass"))
     if "b64" in obj:
+        import base64  # (see chunk_line)
+
         try:
             return Chunk(t, base64.b64decode(obj["b64"], validate=True))
         except (binascii.Error, TypeError, ValueError):
