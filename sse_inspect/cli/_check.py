@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
-import glob
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -138,11 +136,15 @@ def expand(inputs: tuple[str, ...]) -> list[str]:
     paths: list[str] = []
     for item in inputs:
         if os.path.isdir(item):
+            from pathlib import Path  # (pathlib and glob: loaded for a folder or a pattern, not for a file)
+
             found = sorted(str(p) for p in Path(item).rglob("*") if p.suffix in (".jsonl", ".sse") and p.is_file())
             if not found:
                 raise InputError(f"{item}: no .jsonl or .sse files in this folder")
             paths += found
-        elif item != "-" and not os.path.exists(item) and glob.has_magic(item):
+        elif item != "-" and not os.path.exists(item) and any(c in item for c in "*?["):  # glob.has_magic's test
+            import glob
+
             matched = sorted(glob.glob(item, recursive=True))
             if not matched:
                 raise InputError(f"{item}: no file matches")
