@@ -186,7 +186,10 @@ _SERVER_FIX = {
 
 # -- reading the hops ----------------------------------------------------------------------------
 
-_SERVER = (  # a Server (or Via) value's word, as a pattern, and the hop it names
+# The patterns below go through re's own cache (`re.search(pattern, ...)`), each compiled when first
+# tried: a response without a Server or Via header compiles none of the 23 server patterns (0.7 ms
+# of `check`'s start), one with `Server: nginx` two.
+_SERVER = (  # a Server (or Via) value's word, as a pattern (case-insensitive), and the hop it names
     (r"apache-coyote|tomcat", "tomcat"), (r"nginx|openresty|tengine", "nginx"), (r"apache", "apache"),
     (r"haproxy", "haproxy"), (r"caddy", "caddy"),
     (r"traefik", "traefik"), (r"envoy", "envoy"), (r"varnish", "varnish"), (r"squid", "squid"),
@@ -196,7 +199,6 @@ _SERVER = (  # a Server (or Via) value's word, as a pattern, and the hop it name
     (r"vercel", "vercel"), (r"netlify", "netlify"), (r"fly\.io|^fly\b", "fly"), (r"gunicorn", "gunicorn"),
     (r"uvicorn", "uvicorn"), (r"werkzeug", "werkzeug"), (r"waitress", "waitress"),
 )  # fmt: skip
-_SERVER_RE = [(re.compile(pattern, re.IGNORECASE), name) for pattern, name in _SERVER]
 
 _BY_HEADER = (  # a header whose presence names a hop (lowercase; a trailing * matches a prefix)
     ("cf-ray", "cloudflare"), ("x-amz-cf-id", "cloudfront"), ("x-amz-cf-pop", "cloudfront"),
@@ -206,12 +208,12 @@ _BY_HEADER = (  # a header whose presence names a hop (lowercase; a trailing * m
     ("x-cloud-trace-context", "google-frontend"), ("x-akamai-*", "akamai"),
 )  # fmt: skip
 
-_HOSTS = tuple((re.compile(pattern), hop) for pattern, hop in (  # the request's host, by its ending
+_HOSTS = (  # the request's host, by its ending
     (r"\.run\.app$", "cloud-run"), (r"\.herokuapp\.com$", "heroku"), (r"\.vercel\.app$", "vercel"),
     (r"\.netlify\.app$", "netlify"), (r"\.fly\.dev$", "fly"), (r"\.cloudfront\.net$", "cloudfront"),
     (r"\.execute-api\.[a-z0-9-]+\.amazonaws\.com$", "aws-api-gateway"), (r"\.azurefd\.net$", "azure-front-door"),
-))  # fmt: skip
-_VIA_ENTRY = re.compile(r"(?:[^,(]|\([^)]*\))+")
+)  # fmt: skip
+_VIA_ENTRY = r"(?:[^,(]|\([^)]*\))+"
 """One entry of a Via header: up to a comma outside a comment (a comment may hold commas)."""
 _SHOWN = 60
 """Characters of a header value the hops line shows."""
@@ -229,7 +231,7 @@ def read_hops(capture: Capture) -> tuple[Hop, ...]:
     found = [hop for name, value in response.headers for hop in _from_header(name, value)]
     if capture.request is not None:
         host = _host(capture.request.url)
-        found += [_hop(hop, "Host", host) for pattern, hop in _HOSTS if pattern.search(f".{host}")]
+        found += [_hop(hop, "Host", host) for pattern, hop in _HOSTS if re.search(pattern, f".{host}")]
     seen: dict[str, Hop] = {}
     for hop in found:
         seen.setdefault(hop.name, hop)
@@ -256,7 +258,7 @@ def _from_header(name: str, value: str) -> list[Hop]:
     if low == "server":
         return _named(name, value, value)
     if low == "via":
-        entries = [e.strip() for e in _VIA_ENTRY.findall(value) if e.strip()]
+        entries = [e.strip() for e in re.findall(_VIA_ENTRY, value) if e.strip()]
         return [hop for entry in reversed(entries) for hop in _named(name, entry, entry.split(None, 1)[-1])]
     if low == "x-powered-by" and re.search(r"\bexpress\b", value, re.IGNORECASE):
         return [_hop("express", name, value)]
@@ -272,7 +274,7 @@ def _from_header(name: str, value: str) -> list[Hop]:
 
 def _named(header: str, value: str, product: str) -> list[Hop]:
     """The hop a Server value or Via entry names (`product`: the part after a Via entry's protocol)."""
-    name = next((name for pattern, name in _SERVER_RE if pattern.search(product)), None)
+    name = next((name for pattern, name in _SERVER if re.search(pattern, product, re.IGNORECASE)), None)
     return [] if name is None else [_hop(name, header, value)]
 
 
