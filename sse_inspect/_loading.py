@@ -286,7 +286,7 @@ def _maybe_imported(first: bytes) -> bool:
     """Whether a first line may open a file `parse_capture` reads whole: a HAR or other JSON document,
     a curl trace, a mitmproxy flow file. Anything else is a raw body, streamed."""
     line = first.lstrip()
-    return line[:1] in (b"{", b"[") or _TNETSTRING.match(first) is not None or _CURL_TRACE.match(first) is not None
+    return line[:1] in (b"{", b"[") or bool(re.match(_TNETSTRING, first) or re.match(_CURL_TRACE, first))
 
 
 def parse_capture(data: bytes, *, path: str | None = None) -> Capture:
@@ -346,8 +346,9 @@ def _is_json(data: bytes) -> bool:
 
 # -- raw bodies: what they are, and what is wrong with them ----------------------------------
 
-_TNETSTRING = re.compile(rb"\d{1,12}:")
-_CURL_TRACE = re.compile(rb"(?:\d\d:\d\d:\d\d\.\d{6} )?(?:== Info: |=> Send |<= Recv )")
+# Through re's own cache: compiled for a first line that opens no JSON document (never an sse-capture/1 file's)
+_TNETSTRING = rb"\d{1,12}:"
+_CURL_TRACE = rb"(?:\d\d:\d\d:\d\d\.\d{6} )?(?:== Info: |=> Send |<= Recv )"
 _SAMPLE = 8192
 """Bytes of a raw body looked at to say what is wrong with its text."""
 _MAGIC_BYTES = 512

@@ -26,9 +26,10 @@ _DATA_LINE = (b"\ndata:", b"\rdata:")
 """A line that starts with the data field (after an LF or a CR: a CRLF line holds both)."""
 _SPREAD_LINES = 3
 """Data lines in one event, arriving spread out, that make it several events glued together."""
-_HTML = re.compile(rb"(?:<!--.*?-->\s*)*(?:<!doctype html|<html)", re.IGNORECASE | re.DOTALL)
-"""An HTML page's start, after any comments."""
-_FIELD = re.compile(rb"(?:data|event|id|retry)(?::|\r|\n|$)|:")
+# The two patterns below are for a body that was no event stream: through re's own cache, compiled then.
+_HTML = rb"(?:<!--.*?-->\s*)*(?:<!doctype html|<html)"
+"""An HTML page's start, after any comments (matched ignoring case, `.` matching newlines)."""
+_FIELD = rb"(?:data|event|id|retry)(?::|\r|\n|$)|:"
 """A line an event stream may start with: a field of the spec, or a comment."""
 _CARRY = len(_DATA_LINE[0]) - 1
 """Bytes of a chunk kept to find a data line that starts in it and ends in the next."""
@@ -202,7 +203,7 @@ class FramingCheck(Check):
             return None  # wrong-content-type says it: the server did not claim an event stream
         start = ctx.head.removeprefix(b"\xef\xbb\xbf").lstrip(b" \t\r\n")
         quoted = repr(start[:60].decode("utf-8", "replace"))
-        if _HTML.match(start):
+        if re.match(_HTML, start, re.IGNORECASE | re.DOTALL):
             what = "an HTML page"
         elif start[:1] in (b"{", b"["):
             what = "a JSON document"
@@ -210,7 +211,7 @@ class FramingCheck(Check):
             return self.found("not-an-event-stream", f"{self.data_lines} data lines and no blank line between them "
                               f"(a hop stripped them?): no event dispatches from {quoted}", offset=0,
                               evidence=Lines(self.data_lines))  # fmt: skip
-        elif response is not None and start and not self.comments and not _FIELD.match(start) and (
+        elif response is not None and start and not self.comments and not re.match(_FIELD, start) and (
             utf16_encoding(ctx.head) is None
         ):  # served as an event stream (a raw body claimed nothing), and no UTF-16 (utf-16 says it)
             what = "plain text with no field line"
