@@ -35,15 +35,23 @@ NEVER = ("sse_inspect._diff", "sse_inspect.report", "sse_inspect._playback", "ss
          "mitmproxy", "httpx", "requests", "difflib", "concurrent.futures")  # fmt: skip
 """Loaded by no command below: the diff, the HTML report, replay and the proxy, and what they pull in."""
 
+READING = ("urllib", "ipaddress", "base64", "bisect", "pathlib", "glob")
+"""What reading an sse-capture/1 file of text needs none of: urllib.parse and the ipaddress it loads (a
+plain URL's path is read without them), base64 (binary chunks only), bisect (a re-cut), pathlib and
+glob (a folder or a pattern of captures)."""
+
 WITHOUT = {
     ("--version",): ("rich", "sse_inspect.checks", "sse_inspect.cli._check", "random"),
-    ("text", CAPTURE): ("rich", "sse_inspect.checks", "sse_inspect.cli._check", "sse_inspect.cli._render", "random"),
-    ("events", "--json", CAPTURE): ("rich", "sse_inspect.checks", "sse_inspect.cli._render", "random"),
-    ("check", "--fail-on", "never", CAPTURE): ("rich.table", "rich.panel", "rich.progress", "decimal", "fractions"),
-    ("show", CAPTURE): ("rich.table", "rich.progress", "decimal", "fractions"),
-}
+    ("text", CAPTURE): ("rich", "sse_inspect.checks", "sse_inspect.cli._check", "sse_inspect.cli._render", "random",
+                        *READING),
+    ("events", "--json", CAPTURE): ("rich", "sse_inspect.checks", "sse_inspect.cli._render", "random", *READING),
+    ("check", "--fail-on", "never", CAPTURE): ("rich.table", "rich.panel", "rich.progress", "decimal", "fractions",
+                                               "base64", "pathlib", "glob"),
+    ("show", CAPTURE): ("rich.table", "rich.progress", "decimal", "fractions", "base64", "pathlib", "glob"),
+}  # fmt: skip
 """Per command (piped, as here): what it starts without besides `NEVER`. `check` and `show` print
-through rich, but neither its tables nor its panels (a terminal's), nor a progress bar."""
+through rich, but neither its tables nor its panels (a terminal's), nor a progress bar; the checks
+read the request's host with urllib.parse."""
 
 
 def loaded_by(*args: str) -> tuple[int, int, set[str]]:
