@@ -26,8 +26,8 @@ class _LazyGroup(click.Group):
     LAZY: ClassVar[dict[str, str]] = {
         "show": "_views:show", "events": "_views:events", "text": "_views:text", "check": "_check:check",
         "diff": "_diff:diff", "record": "_record:record", "fetch": "_record:fetch", "replay": "_replay:replay",
-        "serve": "_replay:serve", "import": "_interop:import_command",
-        "export": "_interop:export_command", "redact": "_interop:redact", "report": "_report:report",
+        "serve": "_replay:serve", "import": "_interop:import_command", "export": "_interop:export_command",
+        "redact": "_interop:redact", "report": "_report:report",
     }  # fmt: skip
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -46,7 +46,7 @@ class _LazyGroup(click.Group):
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:
-            from ._params import Interrupted  # (loaded by then: every command's options are there)
+            from ._params import Interrupted  # (here: --version starts without the options' module)
 
             raise Interrupted() from None
 

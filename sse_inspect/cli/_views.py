@@ -1,7 +1,7 @@
 """`show`, `events` and `text`: the views of one capture, streamed through.
 
-Apart from the group (`cli/__init__.py`), as every command is, so that `--version` and `--help` start
-without the library, and each command loads what it runs and no more.
+Apart from the group (`cli/__init__.py`), as every command is: `--version` starts without the library,
+and each command loads what it runs and no more.
 """
 
 from __future__ import annotations
