@@ -125,7 +125,9 @@ class EnvelopeCache(Reader):
         while i < n:
             envelope = self._envelope
             if envelope is not None:  # the hits, as `feed` reads them, until one misses
-                head, tail, kind, middle, append = envelope.head, envelope.tail, envelope.type, envelope.middle, envelope.channel.append
+                head, tail, kind, middle = envelope.head, envelope.tail, envelope.type, envelope.middle
+                pieces: list[str] = []
+                append = pieces.append  # (given to the channel at once: `Channel.extend`)
                 start = i
                 while i < n:
                     event = events[i]
@@ -142,6 +144,7 @@ class EnvelopeCache(Reader):
                         break
                     append(piece)
                     i += 1
+                envelope.channel.extend(pieces)
                 self._hits += i - start
                 out += repeat(_TEXT_ONLY, i - start)
                 if i == n:
