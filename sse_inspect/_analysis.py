@@ -309,6 +309,9 @@ class _Unread(Reader):
     def feed(self, event: Event) -> EventFlags:
         return _NOTHING
 
+    def feed_many(self, events: list[Event]) -> list[EventFlags]:
+        return [_NOTHING] * len(events)
+
     def is_end(self, event: Event, kind: str, payload: dict[str, Any]) -> bool:
         return False
 
@@ -324,6 +327,13 @@ def _hooks(observers: Sequence[Observer], name: str) -> list[Callable[..., None]
 def _has(observer: Observer, name: str) -> bool:
     """Whether `observer` has a `name` method of its own."""
     return getattr(type(observer), name) is not getattr(Observer, name)
+
+
+_INDEX, _CHUNK, _ITEMS = (operator.itemgetter(i) for i in range(3))  # the columns of a parsed block
+_FIRST = operator.itemgetter(0)
+_DATA = operator.attrgetter("data")
+_ONE = {1}
+_EVENTS = {Event}
 
 
 class _Pass:
@@ -441,7 +451,55 @@ class _Pass:
         first_text: float | None = None
         last_text: float | None = None
         end_marker: float | None = None
+        read_many = self.reader.feed_many
         for block in parsed:
+            # The block path when nothing needs the events or chunks one at a time (the per-chunk hooks that
+            # look at a stream's start are done after a few blocks; a block this path takes holds events
+            # only: the comment and notice hooks have nothing to see there)
+            if not on_chunk and not on_event and not keep and block[-1][0] is not None:
+                # The common block: each chunk completed one event and nothing else (a live stream's reads, a
+                # token each). Its events are read together (`Reader.feed_many`) and counted by C loops over
+                # the block's columns; a block of text events only (most) needs no per-event Python here.
+                items = list(map(_ITEMS, block))
+                if set(map(len, items)) == _ONE:
+                    flat: list[Event] = list(map(_FIRST, items))
+                    if set(map(type, flat)) == _EVENTS:
+                        n = len(flat)
+                        if n_events < ACCELERATE_AFTER <= n_events + n:
+                            accelerate()
+                        marks = read_many(flat)
+                        if not n_events:
+                            first_event = flat[0].t
+                        n_events += n
+                        texts: Iterable[int]
+                        if marks.count(EventFlags.TEXT) == n:  # (most blocks: text events and nothing more)
+                            texts = itertools.repeat(1, n)
+                            if not n_text:
+                                first_text = flat[0].t
+                            n_text += n
+                            last_text = flat[-1].t
+                        else:
+                            texts = [f & TEXT for f in marks]
+                            for ev, f in zip(flat, marks):
+                                if f & TEXT:
+                                    if not n_text:
+                                        first_text = ev.t
+                                    n_text += 1
+                                    last_text = ev.t
+                                if f & END and end_marker is None:
+                                    end_marker = ev.t
+                        block_chunks = list(map(_CHUNK, block))
+                        decoded += sum(map(len, map(_DATA, block_chunks)))
+                        if on_events:
+                            events_read = list(zip(flat, marks))
+                            for batch_hook in on_events:
+                                batch_hook(events_read)
+                        if on_chunks:
+                            chunks_read = list(zip(map(_INDEX, block), block_chunks, texts))
+                            for chunks_hook in on_chunks:
+                                if chunks_hook(chunks_read):  # it needs no more
+                                    on_chunks = [h for h in on_chunks if h is not chunks_hook]
+                        continue
             event_batch: list[tuple[Event, EventFlags]] = []
             chunk_batch: list[tuple[int, Chunk, int]] = []
             for index, chunk, items in block:

@@ -12,6 +12,7 @@ import io
 import json
 import pickle
 import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,40 @@ def _fed(channel: Channel, pieces: list[str]) -> Channel:
     for piece in pieces:
         channel.append(piece)
     return channel
+
+
+def _extended(channel: Channel, pieces: list[str], cuts: list[int]) -> Channel:
+    """`_fed`, the pieces given in runs cut at `cuts` (`Channel.extend`: a block's tokens read by envelope)."""
+    bounds = sorted({0, len(pieces), *(c % (len(pieces) + 1) for c in cuts)})
+    for start, stop in zip(bounds, bounds[1:]):
+        channel.extend(pieces[start:stop])
+    return channel
+
+
+_MADE = {
+    "whole": Channel, "count": CountChannel, "spool": lambda: SpoolChannel(at=7),
+    "glimpse": lambda: GlimpseChannel(glimpsed=9),
+}  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None)
+@given(kind=st.sampled_from(sorted(_MADE)), pieces=st.lists(any_text, max_size=3000),
+       cuts=st.lists(st.integers(0, 5000), max_size=6), n=st.integers(0, 12))  # fmt: skip
+def test_pieces_given_in_runs_are_held_as_pieces_given_one_by_one(kind: str, pieces: list[str], cuts: list[int], n: int) -> None:
+    """Whatever the holding, `extend` (runs of over a thousand pieces too) holds what `append` of each holds."""
+    one_by_one, runs = _fed(_MADE[kind](), pieces).passage(), _extended(_MADE[kind](), pieces, cuts).passage()
+    assert len(runs) == len(one_by_one) and runs.kept == one_by_one.kept
+    if runs.kept:
+        assert str(runs) == str(one_by_one)
+    if kind != "count":
+        assert _told(runs.head, n) == _told(one_by_one.head, n) and _told(runs.tail, n) == _told(one_by_one.tail, n)
+
+
+def _told(method: Callable[[int], str], n: int) -> str | type[Exception]:
+    try:
+        return method(n)
+    except TextNotKept:  # (a glimpse asked for more than it kept)
+        return TextNotKept
 
 
 # -- the passages tell the same text ------------------------------------------------------------------

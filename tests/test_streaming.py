@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import itertools
 import json
 import os
 import threading
+from unittest import mock
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sse_inspect import (
@@ -22,6 +24,8 @@ from sse_inspect import (
     parse_events,
     parse_rechunk_spec,
 )
+from sse_inspect._capture import Capture, Chunk
+from sse_inspect import _loading
 from sse_inspect._limits import PIECE
 from sse_inspect._loading import open_capture
 from sse_inspect._secrets import TOKEN_BYTES, BodyScanner
@@ -96,6 +100,51 @@ def test_keeping_nothing_changes_no_result(name: str) -> None:
     assert flat.analysis.answer == dataclasses.replace(kept.analysis.answer, text_events=())
     assert flat.analysis.timing == kept.analysis.timing
     assert flat.findings == kept.findings and flat.verdict == kept.verdict
+
+
+def _same_results(capture: Capture, block: int = 4) -> None:
+    """Kept and not, the same results; read in blocks of `block` chunks, so that a small capture's later blocks
+    take the block path (the per-chunk hooks that read a stream's start are done by then)."""
+    kept = check_capture(capture)
+    with mock.patch.object(_loading, "IN_BLOCK", block):
+        flat = check_capture(capture, keep=False)
+    assert flat.analysis.answer == dataclasses.replace(kept.analysis.answer, text_events=())
+    assert flat.analysis.timing == kept.analysis.timing and flat.analysis.outcome == kept.analysis.outcome
+    assert flat.analysis.notice_counts == kept.analysis.notice_counts
+    assert flat.findings == kept.findings and flat.verdict == kept.verdict
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
+def test_keeping_nothing_changes_no_result_on_the_captures(path: Path) -> None:
+    """Without keeping, a block whose chunks each completed one event takes the block path (`_Pass.take`):
+    its events read together (`Reader.feed_many`), counted by C loops; kept, one at a time."""
+    _same_results(load_capture(path))
+
+
+_TOKEN = 'data: {"choices":[{"index":0,"delta":{"content":"%s"}}]}\n\n'
+_PIECES = st.sampled_from([
+    _TOKEN % "a", _TOKEN % "b c", _TOKEN % "\\u00e9", 'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n',
+    "data: [DONE]\n\n", 'data: {"error":{"message":"overloaded"}}\n\n', ": keep-alive\n\n", "data: not json\n\n",
+    'data: {"choices":[{"index":0,"delta":{"content":"x","role":"assistant"}}]}\n\n', "data: caf\udce9\n\n",
+])  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None)
+@given(pieces=st.lists(_PIECES, min_size=1, max_size=60), cuts=st.lists(st.integers(0, 4000), max_size=30),
+       gaps=st.lists(st.sampled_from([0.0, 0.001, 0.03, 0.6]), min_size=1, max_size=8))  # fmt: skip
+def test_keeping_nothing_changes_no_result_whatever_the_chunks(pieces: list[str], cuts: list[int], gaps: list[float]) -> None:
+    """The block path and the item path agree on streams of token events with ends, errors, comments and
+    junk among them, cut anywhere (a chunk of one event, of several, of part of one) and timed at any pace."""
+    datas = [piece.encode("utf-8", "surrogateescape") for piece in pieces]
+    body = b"".join(datas)
+    ends = list(itertools.accumulate(map(len, datas)))  # a live stream's reads: an event each, most of them
+    bounds = sorted({0, len(body), *(ends[c % len(ends)] if c % 3 else c % (len(body) + 1) for c in cuts), *ends[::2]})
+    t, chunks = 0.1, []
+    for n, (start, stop) in enumerate(zip(bounds, bounds[1:])):
+        t += gaps[n % len(gaps)]
+        chunks.append(Chunk(t, body[start:stop]))
+    capture = capture_from_body(body)
+    _same_results(dataclasses.replace(capture, chunks=tuple(chunks), timed=True))
 
 
 def test_a_fifo_is_read_as_it_is_written(tmp_path: Path) -> None:
@@ -253,3 +302,14 @@ def test_the_probes_find_the_same_at_any_cut(path: Path) -> None:
     assert {"secret-in-capture", "done-not-json"} <= {code for code, _ in original}
     for spec in CUTS:
         assert findings(spec) == original, spec
+
+
+def test_a_steady_token_stream_read_in_blocks_is_timed_as_kept() -> None:
+    """Blocks of text events only (the block path's common case): the first and last token's times, the rate."""
+    datas = [_TOKEN.encode() % b"w%d" % n for n in range(40)]
+    capture = capture_from_body(b"".join(datas))
+    capture = dataclasses.replace(capture, chunks=tuple(Chunk(0.1 + n * 0.03, d) for n, d in enumerate(datas)), timed=True)
+    _same_results(capture)
+    with mock.patch.object(_loading, "IN_BLOCK", 4):
+        timing = check_capture(capture, keep=False).analysis.timing
+    assert timing.first_token == 0.1 and timing.tokens_per_s == pytest.approx(1 / 0.03)

@@ -68,6 +68,15 @@ class Channel:
             self._joined.append("".join(pieces))
             pieces.clear()
 
+    def extend(self, pieces: list[str]) -> None:
+        """`append` of each piece (a block's tokens read by envelope, at once)."""
+        held = self._pieces
+        held += pieces
+        self._size += sum(map(len, pieces))
+        if len(held) >= 1024:
+            self._joined.append("".join(held))
+            held.clear()
+
     def __bool__(self) -> bool:
         return self._size > 0
 
@@ -116,6 +125,13 @@ class _Settling(Channel):
         pieces.append(piece)
         self._size += len(piece)
         if len(pieces) == 1024 or self._size >= self._due:
+            self._settle()
+
+    def extend(self, pieces: list[str]) -> None:
+        held = self._pieces
+        held += pieces
+        self._size += sum(map(len, pieces))
+        if len(held) >= 1024 or self._size >= self._due:
             self._settle()
 
     def _settle(self) -> None:
@@ -221,6 +237,9 @@ class CountChannel(Channel):
 
     def append(self, piece: str) -> None:
         self._size += len(piece)
+
+    def extend(self, pieces: list[str]) -> None:
+        self._size += sum(map(len, pieces))
 
     def since(self, start: int) -> str:
         return str(self)[start:]

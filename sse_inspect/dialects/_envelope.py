@@ -18,6 +18,7 @@ anything else is read the long way.
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import repeat
 from json.decoder import scanstring  # type: ignore[attr-defined]  # the C one when there is one
 from json.encoder import encode_basestring_ascii as encode_ascii  # type: ignore[attr-defined]
 from typing import Any, ClassVar, NamedTuple
@@ -116,6 +117,41 @@ class EnvelopeCache(Reader):
             if flags == TEXT and self._outputs == 1 and not self.end_markers:
                 self._learn(event, offer)
         return flags
+
+    def feed_many(self, events: list[Event]) -> list[EventFlags]:
+        """`feed` of each: the hits in one loop with the envelope's parts in locals, the rest through `feed`."""
+        out: list[EventFlags] = []
+        i, n = 0, len(events)
+        while i < n:
+            envelope = self._envelope
+            if envelope is not None:  # the hits, as `feed` reads them, until one misses
+                head, tail, kind, middle = envelope.head, envelope.tail, envelope.type, envelope.middle
+                pieces: list[str] = []
+                append = pieces.append  # (given to the channel at once: `Channel.extend`)
+                start = i
+                while i < n:
+                    event = events[i]
+                    data = event.data
+                    if not (data.startswith(head) and data.endswith(tail) and event.type == kind):
+                        break
+                    try:
+                        piece, stop = scanstring(data, len(head))
+                        if middle is not None:
+                            stop = scanstring(data, stop + len(middle))[1] if data.startswith(middle, stop) else -1
+                    except ValueError:
+                        break
+                    if stop != len(data) - len(tail) or not piece:
+                        break
+                    append(piece)
+                    i += 1
+                envelope.channel.extend(pieces)
+                self._hits += i - start
+                out += repeat(_TEXT_ONLY, i - start)
+                if i == n:
+                    break
+            out.append(self.feed(events[i]))  # a miss (read again by `feed`: it misses there too) or no envelope
+            i += 1
+        return out
 
     def _learn(self, event: Event, offer: tuple[str, Channel, Place]) -> None:
         """Keep the offered envelope when the strings found in the data are the ones read: with other

@@ -336,3 +336,37 @@ def test_every_dialects_reader_takes_accelerate(dialect: str) -> None:
     assert get_dialect(dialect).reader().accelerate is True
     for events in CAPTURED.values():
         both_ways(dialect, events)
+
+
+def read_in_blocks(dialect: str, events: list[Event], cuts: list[int]) -> tuple[list[EventFlags], Answer]:
+    """`read`, the events given to `Reader.feed_many` in blocks cut at `cuts` (what the analysis pass does)."""
+    reader = get_dialect(dialect).reader()
+    flags: list[EventFlags] = []
+    bounds = sorted({0, len(events), *(c % (len(events) + 1) for c in cuts)})
+    for start, stop in zip(bounds, bounds[1:]):
+        flags += reader.feed_many(events[start:stop])
+    text_events = tuple(event.index for event, flag in zip(events, flags) if flag & EventFlags.TEXT)
+    return flags, reader.answer(get_dialect(dialect), text_events)
+
+
+@pytest.mark.parametrize("dialect", sorted(DIALECTS))
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_events_read_in_blocks_read_as_one_at_a_time(dialect: str, data: st.DataObject) -> None:
+    """`feed_many` (the envelope's hits in one loop) gives each event's flags and the answer `feed` gives, for
+    blocks cut anywhere: on every dialect's generated streams, and on the captures."""
+    events = data.draw(st.sampled_from([*STREAMS.values()]).flatmap(lambda s: s)) if data.draw(st.booleans()) else (
+        CAPTURED[data.draw(st.sampled_from(sorted(CAPTURED)))])  # fmt: skip
+    cuts = data.draw(st.lists(st.integers(0, 10_000), max_size=8))
+    assert read_in_blocks(dialect, events, cuts) == read(dialect, events)
+
+
+def test_a_block_read_by_envelope_hits_in_one_loop() -> None:
+    """The property above proves something: a long block of tokens is read by envelope, with a miss in it."""
+    events = [Event(index=n, data=token(f"w{n}")) for n in range(300)]
+    events[150] = Event(index=150, data='{"choices":[{"index":0,"delta":{"content":"x","role":"assistant"}}]}')
+    reader = get_dialect("openai-chat").reader()
+    assert reader.feed_many(events) == [EventFlags.TEXT] * 300
+    assert reader._hits >= 290
+    flags, answer = read_in_blocks("openai-chat", events, [7, 150, 151, 299])
+    assert (flags, answer) == read("openai-chat", events) and answer.text.startswith("w0w1w2")
