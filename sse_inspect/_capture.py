@@ -25,7 +25,9 @@ from __future__ import annotations
 import binascii
 import json
 import math
+import os
 import re
+import stat
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -89,6 +91,14 @@ class Chunk:
 _new = object.__new__
 _set_t: Callable[[Chunk, float | None], None] = vars(Chunk)["t"].__set__  # the slots' descriptors
 _set_data: Callable[[Chunk, bytes], None] = vars(Chunk)["data"].__set__
+
+
+def _is_file(f: BinaryIO) -> bool:
+    """Whether `f` reads a regular file (not a pipe, a terminal or a socket)."""
+    try:
+        return stat.S_ISREG(os.fstat(f.fileno()).st_mode)
+    except (AttributeError, OSError, ValueError):  # no file descriptor (in memory), or closed
+        return False
 
 
 def _chunk_of(t: float | None, data: bytes) -> Chunk:
@@ -421,7 +431,10 @@ class CaptureLines:
         limit). When the compiled JSON reader is in use (`_fastjson`) and a block's lines are all common
         ones, `{"t": float, "text": str}`, they are read in one call (`_fastjson.common_lines`); any other block line by line (`_line`).
         """
-        read = getattr(f, "read1", f.read)  # what is there: a live pipe's lines are not held back
+        # A file is read BLOCK bytes at a time; a pipe (a live recording), what is there (`read1`): its lines are
+        # not held back. (Not `read1` on a file: after the `readline` that ends a block's last line, it would
+        # give only what the reader's buffer holds, a few KiB, and every block would be that small.)
+        read = f.read if _is_file(f) else getattr(f, "read1", f.read)
         limit = CAPTURE_LINE_LIMIT
         size = min(BLOCK, limit)  # (a block holds no line over the limit)
         number = 2  # the number of the next line

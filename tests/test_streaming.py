@@ -313,3 +313,15 @@ def test_a_steady_token_stream_read_in_blocks_is_timed_as_kept() -> None:
     with mock.patch.object(_loading, "IN_BLOCK", 4):
         timing = check_capture(capture, keep=False).analysis.timing
     assert timing.first_token == 0.1 and timing.tokens_per_s == pytest.approx(1 / 0.03)
+
+
+def test_a_capture_file_is_read_in_blocks_of_its_block_size(tmp_path: Path) -> None:
+    """A file's blocks are BLOCK bytes and the rest of their last line (`read`, not `read1`: after the line's
+    `readline`, `read1` would give only what the buffer held, and the blocks would be a few KiB)."""
+    from sse_inspect._capture import BLOCK
+
+    path = tmp_path / "big.jsonl"
+    write_openai_capture(path, 2_000_000)
+    with open_capture(path) as stream:
+        blocks = list(stream.blocks())
+    assert len(blocks) <= path.stat().st_size // BLOCK + 2
