@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rich.cells import cell_len
 
 from sse_inspect import (
@@ -193,6 +195,18 @@ def test_event_lines_are_what_json_dumps_writes() -> None:
     assert len(events) > 500
     for e in events:
         assert event_line(e) == dumps(event_json(e)) + "\n"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.builds(Event, index=st.integers(0, 2**63), type=st.text(), data=st.text(), id=st.text(),
+                 retry=st.none() | st.integers(0, 2**63), start=st.integers(0, 2**63), end=st.integers(0, 2**63),
+                 t_first=st.none() | st.floats(allow_nan=False, allow_infinity=False),
+                 t=st.none() | st.floats(allow_nan=False, allow_infinity=False), chunk=st.integers(0, 2**63)))  # fmt: skip
+def test_any_event_line_is_what_json_dumps_writes(event: Event) -> None:
+    """Any text (lone surrogates, controls, invisible characters) and any finite time (a capture's are)."""
+    from sse_inspect.cli._json import dumps, event_json, event_line
+
+    assert event_line(event) == dumps(event_json(event)) + "\n"
 
 
 @pytest.mark.parametrize(("args", "expected"), [(["text"], "London"), (["events", "--json"], '"index": 0')])

@@ -107,28 +107,25 @@ def event_json(e: Event) -> dict[str, Any]:
     }
 
 
-_EVENT_LINE = (
-    '{"index": %d, "type": %s, "data": %s, "id": %s, "retry": %s, "t": %s, "t_first": %s, "offset": %d, '
-    '"end": %d, "chunk": %d}\n'
-)
-
-
 _TYPES: dict[str, str] = {}
 """Event types as JSON strings (a stream has a few): at most `_TYPES_KEPT`."""
 _TYPES_KEPT = 256
 
 
 def event_line(e: Event) -> str:
-    """`dumps(event_json(e))` and a newline, made in a third of the time (one per event of a huge capture)."""
-    kind, retry, t, t_first = e.type, e.retry, e.t, e.t_first
+    """`dumps(event_json(e))` and a newline, made in a third of the time (one per event of a huge capture):
+    the event's fields unpacked at once, one f-string, a JSON escape only where a character needs it."""
+    index, kind, data, id_, retry, start, end, t_first, t, chunk = e
     kind_json = _TYPES.get(kind)
     if kind_json is None:
         kind_json = encode_string(kind)
         if len(_TYPES) < _TYPES_KEPT:
             _TYPES[kind] = kind_json
-    line = _EVENT_LINE % (e.index, kind_json, encode_string(e.data), encode_string(e.id),
-                          "null" if retry is None else repr(retry), "null" if t is None else repr(t),
-                          "null" if t_first is None else repr(t_first), e.start, e.end, e.chunk)  # fmt: skip  # (`_number`s, inline)
+    line = (
+        f'{{"index": {index}, "type": {kind_json}, "data": {encode_string(data)}, "id": {encode_string(id_)}, '
+        f'"retry": {"null" if retry is None else repr(retry)}, "t": {"null" if t is None else repr(t)}, '
+        f'"t_first": {"null" if t_first is None else repr(t_first)}, "offset": {start}, "end": {end}, "chunk": {chunk}}}\n'
+    )  # (`_number`s, inline; json.dumps writes ints and floats with repr)
     if line.isascii() and "\x7f" not in line:  # (O(1), then memchr) no character `json_visible` escapes
         return line
     return json_visible(line)
