@@ -19,6 +19,8 @@ Commands, each in a fresh process with stdout to /dev/null:
 
   sse-inspect text | check | show | events --json CAPTURE   the console script next to sys.executable
          (check with `--fail-on never`, so that any exit but 0 is a crash)
+  sse-inspect text | check RAW-BODY   the same two on the raw body the peer reads (not in the goals,
+         which are on the capture): what reading a capture's per-chunk lines and times costs.
   peer   the issue's: the openai SDK's `SSEDecoder().iter_bytes` over the capture's raw body read
          64 KiB at a time, `json.loads` of each event's data but `[DONE]`, the text deltas joined
          (OpenAI: choices[0].delta.content; Anthropic: content_block_delta text_delta), printed.
@@ -137,7 +139,15 @@ COMMANDS: dict[str, list[str]] = {
     "show": ["show"],
     "events --json": ["events", "--json"],
 }
-NAMES = [*COMMANDS, PEER_NAME]
+ON_BODY: dict[str, list[str]] = {
+    "text (raw body)": ["text"],
+    "check (raw body)": ["check", "--fail-on", "never"],
+}
+"""The same commands on the raw body the peer reads (not in the goals: the goals are on the capture). A capture
+holds one chunk per event, each a JSON line with its arrival time, and every chunk is read, parsed and timed as
+it arrived; the raw body is read 1 MiB at a time, as the peer reads it 64 KiB at a time. The difference is what
+the capture's per-chunk times cost."""
+NAMES = [*COMMANDS, *ON_BODY, PEER_NAME]
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 ENV.update(PYTHONUTF8="1", NO_COLOR="1", COLUMNS="100")  # and PYTHONPYCACHEPREFIX: main() sets it
 
@@ -237,6 +247,8 @@ def prepare(dialects: list[str], sizes: list[int], reuse: Path | None, folder: P
 def argv_of(name: str, cap: CaptureFile) -> list[str]:
     if name == PEER_NAME:
         return [sys.executable, "-c", PEER, str(cap.body), cap.dialect]
+    if name in ON_BODY:
+        return [SSE_INSPECT, *ON_BODY[name], str(cap.body)]
     return [SSE_INSPECT, *COMMANDS[name], str(cap.path)]
 
 
@@ -511,7 +523,7 @@ def report_cells(cell: ReportCell, mb: int) -> list[str]:
 def goals(cells: list[Cell], reports: dict[str, tuple[int, ReportCell]], start: dict[str, dict[str, float]],
           folder: dict[str, Any] | None) -> list[list[str]]:  # fmt: skip
     rows = []
-    big = [c for c in cells if c.command != PEER_NAME and c.mb >= GOAL_RATIO_FROM]
+    big = [c for c in cells if c.command in COMMANDS and c.mb >= GOAL_RATIO_FROM]
     timed = [c for c in big if c.vs_peer is not None]
     if timed:
         worst = min(timed, key=lambda c: c.vs_peer or 0.0)
@@ -519,7 +531,7 @@ def goals(cells: list[Cell], reports: dict[str, tuple[int, ReportCell]], start: 
         rows.append([f"×{GOAL_RATIO} the peer at {GOAL_RATIO_FROM} MB and more (text, check, show, events --json)",
                      f"lowest ×{worst.vs_peer:.2f} ({worst.command}, {worst.capture}); {len(timed)} of {len(big)} "
                      "cells measured", "met" if ok else "NOT met"])  # fmt: skip
-    sized = [c for c in cells if c.command != PEER_NAME]
+    sized = [c for c in cells if c.command in COMMANDS]
     known = [c for c in sized if c.rss_mib is not None]
     if known:
         top = max(known, key=lambda c: c.rss_mib or 0.0)
@@ -627,13 +639,13 @@ def main(argv: list[str] | None = None) -> int:
           f"{GOAL_RATIO_FROM} MB). Peak RSS in MiB of text / check / show / events --json (goal: under "
           f"{GOAL_RSS:.0f}), the peer's after it. report: its peak RSS (time) and HTML (goal at 1 GB: under "
           f"{GOAL_REPORT_RSS:.0f} MiB, {GOAL_REPORT_HTML / MB:.0f} MB). ✓ met, ✗ not.\n", file=out)  # fmt: skip
-    header = ["capture", "peer", *COMMANDS, "peak RSS MiB", "report RSS MiB", "report HTML"]
+    header = ["capture", "peer", *COMMANDS, "peak RSS MiB", "report RSS MiB", "report HTML", *ON_BODY]
     rows = []
     for cap in captures:
         row = by_capture[cap.label]
         report = report_cells(reports[cap.label][1], cap.mb) if cap.label in reports else ["", ""]
         rows.append([cap.label, time_cell(row[PEER_NAME]), *(time_cell(row[n]) for n in COMMANDS), rss_cell(row),
-                     *report])  # fmt: skip
+                     *report, *(time_cell(row[n]) for n in ON_BODY)])  # fmt: skip
     print(table(header, rows) + "\n", file=out)
     if start:
         print(table(["start-up (small capture)", "wall ms (median)", "CPU ms (median)"],
