@@ -250,13 +250,15 @@ def parse_chunks(chunks: Iterable[Chunk], parser: EventStreamParser, notices: li
 
 
 def parse_blocks(blocks: Iterable[list[Chunk]], parser: EventStreamParser, notices: list[Notice]) -> Iterator[list[Parsed]]:
-    """`parse_chunks`, a block of chunks at a time: a list of each block's chunks with their items (the
-    per-chunk loop is a comprehension, not a generator's), then [(None, None, the notices and the close's)]."""
-    feed = parser.feed
+    """`parse_chunks`, a block of chunks at a time: a list of each block's chunks with their items (the parser
+    reads a block at once, `feed_block`), then [(None, None, the notices and the close's)]."""
+    feed_block = parser.feed_block
+    data, time = operator.attrgetter("data"), operator.attrgetter("t")
     start = 0
     for block in blocks:
-        yield [(index, chunk, feed(chunk.data, chunk.t)) for index, chunk in enumerate(block, start)]
-        start += len(block)
+        stop = start + len(block)
+        yield list(zip(range(start, stop), block, feed_block(list(map(data, block)), list(map(time, block)))))
+        start = stop
     yield [(None, None, [*notices, *parser.close()])]
 
 

@@ -8,7 +8,8 @@ closes the stream at its end. Spec: https://html.spec.whatwg.org/multipage/serve
     items = [x for chunk in capture.chunks for x in p.feed(chunk.data, chunk.t)] + p.close()
 
 A whole body held in one buffer goes through `p.feed_iter(body, t)`: the items `feed` would return,
-made a piece at a time, so that memory stays flat.
+made a piece at a time, so that memory stays flat. Chunks read together (a capture's block of them) go
+through `p.feed_block(datas, ts)`: the items `feed` gives each, a list per chunk.
 
 One departure from the spec: a line over the parser's `line_limit` (16 MiB by default) is dropped, and so is
 an event whose data comes to more than that, each with a notice, so that a hostile body cannot make the
@@ -29,7 +30,7 @@ to the same items.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from ._events import Comment, Event, Notice
@@ -169,6 +170,40 @@ class EventStreamParser(LineBuffer):
                 return out + self._accel.feed(self, rest, t)
         pos = self._lines(buf, pos, split, t, out)
         self._keep(buf[pos:], pos, split, t)
+        return out
+
+    def feed_block(self, datas: Sequence[bytes], ts: Sequence[float | None]) -> list[list[Item]]:
+        """`[self.feed(data, t) for data, t in zip(datas, ts)]`: the next chunks, read together (a capture's
+        block), and what each completed, item for item as `feed` gives them, the parser left as `feed` leaves
+        it. At an event boundary, the accelerator takes as many of the chunks as it can at once, with no call
+        per chunk (`Accelerator.feed_block`: chunks of whole events of the usual shapes), `feed` the rest."""
+        feed = self.feed
+        accel = self._accel
+        out: list[list[Item]] = []
+        i, n = 0, len(datas)
+        # The accelerator is offered the chunks from each event boundary on, up to the next empty chunk (which
+        # `feed` reads, to leave the parser as it leaves it), until it takes none or has been offered twice the
+        # block: so it reads each byte of the block at most twice, and `feed` the chunks it did not take.
+        budget = 2 * n if accel is not None else 0
+        empty = b"" in datas  # (a live recording has no empty chunks: their search costs no more than this)
+        while i < n:
+            if (
+                budget and self._start is None and not self._parts and not self._after_cr and not self._first_line
+                and self._dropping is None and not self._closed
+            ):  # fmt: skip
+                j = datas.index(b"", i) if empty and b"" in datas[i:] else n
+                if 1 < j - i <= budget:
+                    assert accel is not None
+                    budget -= j - i
+                    got = accel.feed_block(self, list(datas[i:j]), list(ts[i:j]))
+                    if not got:
+                        budget = 0
+                    out += got
+                    i += len(got)
+                    if i == n:
+                        break
+            out.append(feed(datas[i], ts[i]))
+            i += 1
         return out
 
     def _dropped(self, data: bytes, t: float | None) -> list[Item]:

@@ -5,9 +5,11 @@ This module only makes the parser faster; it is not needed to read the spec, and
 makes sse-inspect faster than the SSE parsers Python programs use, and it is the one module of the
 parser that uses speed idioms (`tuple.__new__`, C-level splits and maps, a cyclic-GC pause).
 
-The contract, one method: `Accelerator.feed(parser, data, t) -> items`, the parser's `feed(data, t)`
+The contract, two methods: `Accelerator.feed(parser, data, t) -> items`, the parser's `feed(data, t)`
 at an event boundary, with the block loop inside it (a Python call is about a tenth of a live stream's
-read, so that read makes one call here and no more).
+read, so that read makes one call here and no more); and `Accelerator.feed_block(parser, datas, ts) ->
+items per chunk`, the parser's `feed` for each of as many of the first chunks as it takes (see below),
+with no call per chunk (`EventStreamParser.feed_block` hands it a capture's block of chunks).
 
 - The parser calls it only at an event boundary: no event is in progress, no CR waits for its LF, the
   stream's first line is read; `data` ends a line and the parser has counted the chunk. A chunk that
@@ -32,16 +34,27 @@ read, so that read makes one call here and no more).
   A short read that ends no event (lines with no blank line: the next read will likely end their
   block) waits so before it is even joined.
 
+`feed_block` is called at an event boundary as `feed` is, with nothing pending either (no pending bytes,
+none held), and chunks none of which is empty. It takes the chunks from the first up to the first that
+ends inside an event (none if the first does), when all of them, joined, are whole events of one of the
+two shapes up to their last blank line (`_split`, in C, as a big read's slices are), the stream's first
+CRLF has been told (the parser's `feed` tells it, in the order the rules do) and the joined chunks are
+within the line limit. Each event it gives to the chunk its blank line ends in, timed and numbered as
+that chunk (its first byte came with it too), and it leaves the parser as `feed` leaves it after the
+last chunk taken (counts, offset, chunk number and time, `_run`, nothing pending); it returns the
+items of the chunks it took, a list per chunk (none: it took none, and changed nothing).
+
 The events it makes are those the line rules give, field for field; `tests/test_parser_accel.py`
-holds it to `accelerate=False` at every cut.
+holds it to `accelerate=False` at every cut, and `tests/test_parser_block.py` holds `feed_block` to
+`feed`, chunk after chunk, for blocks of any chunks.
 """
 
 from __future__ import annotations
 
 import gc
 from collections.abc import Iterable
-from itertools import accumulate, chain, islice, repeat
-from operator import add
+from itertools import accumulate, chain, count, islice, repeat
+from operator import add, sub
 from typing import TYPE_CHECKING
 
 from ._events import Event
@@ -198,6 +211,66 @@ class Accelerator:
             p._keep(buf[pos:], pos, split, t)
         return out
 
+    def feed_block(self, p: EventStreamParser, datas: list[bytes], ts: list[float | None]) -> list[list[Item]]:
+        """`[p.feed(data, t) for data, t in zip(datas, ts)]` for as many of the first chunks as it can take at
+        once (`datas`: none empty; `p` at an event boundary with nothing pending, its first line read): the
+        chunks joined and their events split in C (`_split`), each event given to the chunk its bytes end in.
+        It takes the chunks up to the first that ends inside an event; none when they are not all whole events
+        of one shape up to the last blank line, a line may be over the limit, or the stream's first CRLF has not
+        been told (`feed` tells it). The parser is left as `feed` leaves it after the last chunk taken."""
+        buf = b"".join(datas)
+        crlf = 13 in buf
+        if len(buf) > p._limit or (crlf and p._first_crlf is None):
+            return []  # the rules say where a line is too long; `feed` gives the first CRLF's notice
+        sep, nl = (b"\r\n\r\n", b"\r\n") if crlf else (b"\n\n", b"\n")
+        cut = buf.rfind(sep)
+        blocks = _split(buf, 0, cut, nl, sep) if cut > 0 else None
+        if blocks is None:
+            return []
+        types, values, sizes, ends = blocks
+        bounds = list(accumulate(sizes))  # where each event's bytes end (its blank line's included)
+        chunk_ends = list(accumulate(map(len, datas)))
+        if bounds == chunk_ends:  # the usual: an event a chunk
+            taken = None
+            times: list[float | None] = ts
+            numbers: Iterable[int] = range(p._chunk + 1, p._chunk + 1 + len(datas))
+            took, events = len(datas), len(values)
+        else:  # how many events end in each chunk, up to the first chunk that ends inside one (0)
+            taken = list(map(dict(zip(bounds, count(1))).get, chunk_ends, repeat(0)))
+            took = taken.index(0) if 0 in taken else len(datas)
+            if not took:
+                return []
+            del taken[took:]
+            events = taken[-1]
+            counts = list(map(sub, taken, chain((0,), taken)))
+            times = list(chain.from_iterable(map(repeat, ts, counts)))
+            numbers = chain.from_iterable(map(repeat, count(p._chunk + 1), counts))
+        index = p._events
+        base = p._offset
+        back = len(nl) - 1  # an event ends where the next starts, or (CRLF) past its blank line's CR
+        made: list[Item] = list(map(
+            _new, repeat(Event),
+            zip(
+                range(index, index + events), types, values, repeat(p._last_event_id), repeat(p._retry),
+                accumulate(sizes, initial=base), islice(accumulate(sizes, initial=base - back), 1, None),
+                times, times, numbers,
+            ),
+        ))  # fmt: skip
+        # The parser as `feed` leaves it after the last chunk taken: all of it read, nothing pending.
+        p._events = index + events
+        lines = ends // len(values) * events  # (each block has as many lines)
+        if crlf:
+            p._crlf += lines
+        else:
+            p._lf += lines
+        p._offset += chunk_ends[took - 1]
+        p._chunk += took
+        p._t = p._parts_t = ts[took - 1]
+        p._run = len(datas[took - 1])
+        if taken is None:
+            return list(map(list, zip(made)))
+        return [made[start:stop] for start, stop in zip(chain((0,), taken), taken)]
+
     def _shape(self, buf: bytes, pos: int, crlf: bool) -> tuple[bytes, int, str, int] | None:
         """The block shape at `pos`, where the last block's did not match: (head, its length, type, lines),
         kept for the next blocks; None when it is neither `data: ` nor an `event: T` line (its type decoded)
@@ -269,55 +342,10 @@ class Accelerator:
                t_first: float | None, t: float | None, out: list[Item]) -> int:  # fmt: skip
         """The blocks of `buf[pos:cut]`, of one shape, all in C: their events appended, and the count of their
         line ends returned (0, nothing appended: not all of one shape, or not UTF-8)."""
-        try:
-            if buf.startswith(b"data: ", pos):  # split on the separator and the next field name: the values
-                values = buf[pos + 6 : cut].split(sep + b"data: ")
-                rest = b"".join(values)
-                if 10 in rest or 13 in rest:
-                    return 0  # some block is not exactly one `data: V` line
-                types: Iterable[str] = repeat("message")
-                sizes = list(map((6 + len(sep)).__add__, map(len, values)))
-                ends = 2 * len(values)
-            elif not buf.startswith(b"event: ", pos) or not buf.startswith(b"data: ", buf.find(nl, pos) + len(nl)):
-                return 0
-            elif nl == b"\n":
-                # Its lines: `event: T`, `data: V` and a blank one, block after block (the last without its
-                # blank line, which ends the region); split on the one-byte LF, the fastest split there is.
-                lines = buf[pos:cut].split(b"\n")
-                kinds, data_lines = lines[0::3], lines[1::3]
-                if len(lines) % 3 != 2 or any(lines[2::3]):
-                    return 0
-                # Every data line starts with `data: ` if, joined by LF, they split on `\ndata: ` into as many.
-                values = b"\n".join(data_lines).split(b"\ndata: ")
-                if len(values) != len(data_lines) or not values[0].startswith(b"data: "):
-                    return 0
-                values[0] = values[0][6:]
-                names = {}  # a few distinct event lines
-                for kind in dict.fromkeys(kinds):
-                    if not kind.startswith(b"event: "):
-                        return 0
-                    names[kind] = kind[7:].decode() or "message"
-                types = list(map(names.__getitem__, kinds))
-                sizes = list(map((3).__add__, map(add, map(len, kinds), map(len, data_lines))))
-                ends = 3 * len(values)
-            else:
-                # CRLF: T1, V1, T2, V2, ...: one replace, one split
-                body, next_event, data_line = buf[pos + 7 : cut], sep + b"event: ", nl + b"data: "
-                items = body.replace(next_event, data_line).split(data_line)
-                kinds, values = items[0::2], items[1::2]
-                rest = b"".join(items)
-                if (
-                    len(items) % 2 or 10 in rest or 13 in rest
-                    or next_event.join(map(data_line.join, zip(kinds, values))) != body
-                ):  # fmt: skip
-                    return 0  # not exactly `event: T` + `data: V` blocks: put back together, they differ
-                names = {kind: kind.decode() or "message" for kind in dict.fromkeys(kinds)}  # a few distinct types
-                types = list(map(names.__getitem__, kinds))
-                sizes = list(map((13 + 3 * len(nl)).__add__, map(add, map(len, kinds), map(len, values))))
-                ends = 3 * len(values)
-            datas = list(map(bytes.decode, values))
-        except UnicodeDecodeError:
-            return 0  # the line path decodes with replacement and says where
+        blocks = _split(buf, pos, cut, nl, sep)
+        if blocks is None:
+            return 0
+        types, datas, sizes, ends = blocks
         index = p._events
         base = p._offset
         back = len(nl) - 1  # an event ends where the next starts, or (CRLF) past its blank line's CR
@@ -331,6 +359,61 @@ class Accelerator:
         )  # fmt: skip
         p._events = index + len(datas)
         return ends
+
+
+def _split(buf: bytes, pos: int, cut: int, nl: bytes, sep: bytes) -> tuple[Iterable[str], list[str], list[int], int] | None:
+    """The blocks of `buf[pos:cut]` (`cut`: where the last one's blank line starts), if all are of one shape, split
+    in C: their event types, their data, the size of each (its blank line's bytes included) and the count of their
+    line ends; None when they are not all of one shape, or not UTF-8."""
+    try:
+        if buf.startswith(b"data: ", pos):  # split on the separator and the next field name: the values
+            values = buf[pos + 6 : cut].split(sep + b"data: ")
+            rest = b"".join(values)
+            if 10 in rest or 13 in rest:
+                return None  # some block is not exactly one `data: V` line
+            types: Iterable[str] = repeat("message")
+            sizes = list(map((6 + len(sep)).__add__, map(len, values)))
+            ends = 2 * len(values)
+        elif not buf.startswith(b"event: ", pos) or not buf.startswith(b"data: ", buf.find(nl, pos) + len(nl)):
+            return None
+        elif nl == b"\n":
+            # Its lines: `event: T`, `data: V` and a blank one, block after block (the last without its
+            # blank line, which ends the region); split on the one-byte LF, the fastest split there is.
+            lines = buf[pos:cut].split(b"\n")
+            kinds, data_lines = lines[0::3], lines[1::3]
+            if len(lines) % 3 != 2 or any(lines[2::3]):
+                return None
+            # Every data line starts with `data: ` if, joined by LF, they split on `\ndata: ` into as many.
+            values = b"\n".join(data_lines).split(b"\ndata: ")
+            if len(values) != len(data_lines) or not values[0].startswith(b"data: "):
+                return None
+            values[0] = values[0][6:]
+            names = {}  # a few distinct event lines
+            for kind in dict.fromkeys(kinds):
+                if not kind.startswith(b"event: "):
+                    return None
+                names[kind] = kind[7:].decode() or "message"
+            types = list(map(names.__getitem__, kinds))
+            sizes = list(map((3).__add__, map(add, map(len, kinds), map(len, data_lines))))
+            ends = 3 * len(values)
+        else:
+            # CRLF: T1, V1, T2, V2, ...: one replace, one split
+            body, next_event, data_line = buf[pos + 7 : cut], sep + b"event: ", nl + b"data: "
+            items = body.replace(next_event, data_line).split(data_line)
+            kinds, values = items[0::2], items[1::2]
+            rest = b"".join(items)
+            if (
+                len(items) % 2 or 10 in rest or 13 in rest
+                or next_event.join(map(data_line.join, zip(kinds, values))) != body
+            ):  # fmt: skip
+                return None  # not exactly `event: T` + `data: V` blocks: put back together, they differ
+            names = {kind: kind.decode() or "message" for kind in dict.fromkeys(kinds)}  # a few distinct types
+            types = list(map(names.__getitem__, kinds))
+            sizes = list(map((13 + 3 * len(nl)).__add__, map(add, map(len, kinds), map(len, values))))
+            ends = 3 * len(values)
+        return types, list(map(bytes.decode, values)), sizes, ends
+    except UnicodeDecodeError:
+        return None  # the line path decodes with replacement and says where
 
 
 def _can_wait(rest: bytes) -> bool:
