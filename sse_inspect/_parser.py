@@ -36,11 +36,12 @@ from dataclasses import dataclass
 from ._events import Comment, Event, Notice
 from ._limits import SSE_LINE_LIMIT
 from ._linebuffer import Held, Item, LineBuffer, find_blank
-from ._parser_accel import Accelerator
+from ._parser_accel import _HEADS, Accelerator
 
 __all__ = ["EventStreamParser", "ParseStats", "parse_events"]
 
 _BOM = b"\xef\xbb\xbf"
+_BLANK = (b"\n\n", b"\r\n\r\n")  # how a chunk of whole events ends: a blank line (`feed_block`)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -181,29 +182,35 @@ class EventStreamParser(LineBuffer):
         accel = self._accel
         out: list[list[Item]] = []
         i, n = 0, len(datas)
-        # The accelerator is offered the chunks from each event boundary on, up to the next empty chunk (which
-        # `feed` reads, to leave the parser as it leaves it), until it takes none or has been offered twice the
-        # block: so it reads each byte of the block at most twice, and `feed` the chunks it did not take.
-        budget = 2 * n if accel is not None else 0
-        empty = b"" in datas  # (a live recording has no empty chunks: their search costs no more than this)
-        while i < n:
+        # At each event boundary where a chunk opens and ends as a block of whole events would, the accelerator is
+        # offered the chunks from there (up to the next empty one, which `feed` reads, to leave the parser as it
+        # leaves it); `feed` reads what it does not take. So that no byte is read many times over, an offer is of
+        # 64 chunks at first, then twice what it took from the last (doubling while it takes all); there is none
+        # once it takes fewer than 16 chunks of an offer it did not take whole (cut events, other shapes), nor
+        # after 16 chunks in a row that `feed` read: `feed` reads the rest of the block.
+        window = 64 if accel is not None else 0
+        empty = b"" in datas  # (a live recording has no empty chunks: this costs no more than their search)
+        misses = 0
+        while i < n and window and misses < 16:
             if (
-                budget and self._start is None and not self._parts and not self._after_cr and not self._first_line
-                and self._dropping is None and not self._closed
+                self._start is None and not self._parts and not self._after_cr and not self._first_line
+                and self._dropping is None and not self._closed and datas[i].endswith(_BLANK)
+                and datas[i].startswith(_HEADS)
             ):  # fmt: skip
-                j = datas.index(b"", i) if empty and b"" in datas[i:] else n
-                if 1 < j - i <= budget:
+                j = min(datas.index(b"", i) if empty and b"" in datas[i:] else n, i + window)
+                if j - i > 1:
                     assert accel is not None
-                    budget -= j - i
                     got = accel.feed_block(self, list(datas[i:j]), list(ts[i:j]))
-                    if not got:
-                        budget = 0
                     out += got
-                    i += len(got)
-                    if i == n:
-                        break
+                    took = len(got)
+                    window = 2 * window if took == j - i else 2 * took if took >= 16 else 0
+                    i += took
+                    misses = 0
+                    continue
             out.append(feed(datas[i], ts[i]))
             i += 1
+            misses += 1
+        out += map(feed, datas[i:], ts[i:])
         return out
 
     def _dropped(self, data: bytes, t: float | None) -> list[Item]:

@@ -74,6 +74,7 @@ KEEP = 2  # the start of a line only (no line end): kept, as the line buffer kee
 SHORT = 64  # a read shorter than this that ends no event waits unjoined (see Accelerator.feed)
 _new = tuple.__new__  # Event(...) runs a Python-level __new__; this makes the same tuple in C
 _DATA = (b"data: ", 6, "message", 2)  # a block shape: head, its length, event type, line ends
+_HEADS = (b"data: ", b"event: ")  # how a block of either shape opens
 
 
 class Accelerator:
@@ -215,9 +216,10 @@ class Accelerator:
         """`[p.feed(data, t) for data, t in zip(datas, ts)]` for as many of the first chunks as it can take at
         once (`datas`: none empty; `p` at an event boundary with nothing pending, its first line read): the
         chunks joined and their events split in C (`_split`), each event given to the chunk its bytes end in.
-        It takes the chunks up to the first that ends inside an event; none when they are not all whole events
-        of one shape up to the last blank line, a line may be over the limit, or the stream's first CRLF has not
-        been told (`feed` tells it). The parser is left as `feed` leaves it after the last chunk taken."""
+        It takes the chunks up to the first that ends inside an event, or when they are not all whole events of
+        one shape up to the last blank line, up to the first that does not open as a block does, if those are;
+        none when a line may be over the limit or the stream's first CRLF has not been told (`feed` tells it).
+        The parser is left as `feed` leaves it after the last chunk taken."""
         buf = b"".join(datas)
         crlf = 13 in buf
         if len(buf) > p._limit or (crlf and p._first_crlf is None):
@@ -226,7 +228,13 @@ class Accelerator:
         cut = buf.rfind(sep)
         blocks = _split(buf, 0, cut, nl, sep) if cut > 0 else None
         if blocks is None:
-            return []
+            # Not all of one shape: perhaps up to a chunk of something else (a keep-alive comment), then again
+            # from the chunk after it. Those chunks (if there are any) all open as a block does: no third try.
+            try:
+                other = list(map(bytes.startswith, datas, repeat(_HEADS))).index(False, 1)
+            except ValueError:
+                return []
+            return self.feed_block(p, datas[:other], ts[:other])
         types, values, sizes, ends = blocks
         bounds = list(accumulate(sizes))  # where each event's bytes end (its blank line's included)
         chunk_ends = list(accumulate(map(len, datas)))

@@ -169,6 +169,16 @@ def test_a_chunk_that_cuts_an_event_is_read_by_feed_and_those_after_it_at_once()
     assert got == [spec.feed(c, float(i)) for i, c in enumerate(chunks)]
 
 
+def test_a_chunk_of_another_shape_is_read_by_feed_and_those_after_it_at_once() -> None:
+    """A keep-alive comment: the accelerator takes the chunks before it, `feed` reads it, the accelerator the rest."""
+    event = b"event: delta\ndata: abc\n\n"
+    chunks = [b": hello\n\n"] + [event] * 20 + [b": keep-alive\n\n"] + [event] * 20
+    parser, spec = Counted(), EventStreamParser(accelerate=False)
+    got = parser.feed_block(chunks, [float(i) for i in range(len(chunks))])
+    assert parser.fed == 2
+    assert got == [spec.feed(c, float(i)) for i, c in enumerate(chunks)]
+
+
 def test_a_block_it_cannot_take_is_read_by_feed() -> None:
     """Offered chunks it takes none of (a comment in every chunk), it is not offered the block again."""
     chunks = [b": hello\n\n"] + [b"data: a\n\n: ping\n\n"] * 20
