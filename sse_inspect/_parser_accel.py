@@ -226,7 +226,7 @@ class Accelerator:
             return []  # the rules say where a line is too long; `feed` gives the first CRLF's notice
         sep, nl = (b"\r\n\r\n", b"\r\n") if crlf else (b"\n\n", b"\n")
         cut = buf.rfind(sep)
-        blocks = _split(buf, 0, cut, nl, sep) if cut > 0 else None
+        blocks = _split(buf, 0, cut, nl, sep, sized=False) if cut > 0 else None
         if blocks is None:
             # Not all of one shape: perhaps up to a chunk of something else (a keep-alive comment), then again
             # from the chunk after it. Those chunks (if there are any) all open as a block does: no third try.
@@ -235,15 +235,19 @@ class Accelerator:
             except ValueError:
                 return []
             return self.feed_block(p, datas[:other], ts[:other])
-        types, values, sizes, ends = blocks
-        bounds = list(accumulate(sizes))  # where each event's bytes end (its blank line's included)
-        chunk_ends = list(accumulate(map(len, datas)))
-        if bounds == chunk_ends:  # the usual: an event a chunk
+        types, values, _, ends = blocks
+        if len(values) == len(datas) and all(map(bytes.endswith, datas, repeat(sep))):
+            # The usual: an event a chunk (each chunk ends in a blank line, so at the end of an event, see `_split`;
+            # as many events as chunks: each chunk is one).
+            sizes = list(map(len, datas))
             taken = None
             times: list[float | None] = ts
             numbers: Iterable[int] = range(p._chunk + 1, p._chunk + 1 + len(datas))
             took, events = len(datas), len(values)
         else:  # how many events end in each chunk, up to the first chunk that ends inside one (0)
+            sizes = list(map(len(sep).__add__, map(len, buf[:cut].split(sep))))  # (the blank lines are the blocks')
+            chunk_ends = list(accumulate(map(len, datas)))
+            bounds = accumulate(sizes)  # where each event's bytes end
             taken = list(map(dict(zip(bounds, count(1))).get, chunk_ends, repeat(0)))
             took = taken.index(0) if 0 in taken else len(datas)
             if not took:
@@ -271,7 +275,7 @@ class Accelerator:
             p._crlf += lines
         else:
             p._lf += lines
-        p._offset += chunk_ends[took - 1]
+        p._offset += sum(sizes[:events])  # (the chunks taken end where their last event does)
         p._chunk += took
         p._t = p._parts_t = ts[took - 1]
         p._run = len(datas[took - 1])
@@ -369,10 +373,13 @@ class Accelerator:
         return ends
 
 
-def _split(buf: bytes, pos: int, cut: int, nl: bytes, sep: bytes) -> tuple[Iterable[str], list[str], list[int], int] | None:
+def _split(buf: bytes, pos: int, cut: int, nl: bytes, sep: bytes,
+           sized: bool = True) -> tuple[Iterable[str], list[str], list[int], int] | None:  # fmt: skip
     """The blocks of `buf[pos:cut]` (`cut`: where the last one's blank line starts), if all are of one shape, split
-    in C: their event types, their data, the size of each (its blank line's bytes included) and the count of their
-    line ends; None when they are not all of one shape, or not UTF-8."""
+    in C: their event types, their data, the size of each (its blank line's bytes included; with `sized` False,
+    none) and the count of their line ends; None when they are not all of one shape, or not UTF-8.
+
+    In blocks of one shape, a blank line (`sep`) is found only where a block ends: no line of theirs is empty."""
     try:
         if buf.startswith(b"data: ", pos):  # split on the separator and the next field name: the values
             values = buf[pos + 6 : cut].split(sep + b"data: ")
@@ -380,7 +387,7 @@ def _split(buf: bytes, pos: int, cut: int, nl: bytes, sep: bytes) -> tuple[Itera
             if 10 in rest or 13 in rest:
                 return None  # some block is not exactly one `data: V` line
             types: Iterable[str] = repeat("message")
-            sizes = list(map((6 + len(sep)).__add__, map(len, values)))
+            sizes = list(map((6 + len(sep)).__add__, map(len, values))) if sized else []
             ends = 2 * len(values)
         elif not buf.startswith(b"event: ", pos) or not buf.startswith(b"data: ", buf.find(nl, pos) + len(nl)):
             return None
@@ -402,7 +409,7 @@ def _split(buf: bytes, pos: int, cut: int, nl: bytes, sep: bytes) -> tuple[Itera
                     return None
                 names[kind] = kind[7:].decode() or "message"
             types = list(map(names.__getitem__, kinds))
-            sizes = list(map((3).__add__, map(add, map(len, kinds), map(len, data_lines))))
+            sizes = list(map((3).__add__, map(add, map(len, kinds), map(len, data_lines)))) if sized else []
             ends = 3 * len(values)
         else:
             # CRLF: T1, V1, T2, V2, ...: one replace, one split
@@ -417,7 +424,7 @@ def _split(buf: bytes, pos: int, cut: int, nl: bytes, sep: bytes) -> tuple[Itera
                 return None  # not exactly `event: T` + `data: V` blocks: put back together, they differ
             names = {kind: kind.decode() or "message" for kind in dict.fromkeys(kinds)}  # a few distinct types
             types = list(map(names.__getitem__, kinds))
-            sizes = list(map((13 + 3 * len(nl)).__add__, map(add, map(len, kinds), map(len, values))))
+            sizes = list(map((13 + 3 * len(nl)).__add__, map(add, map(len, kinds), map(len, values)))) if sized else []
             ends = 3 * len(values)
         return types, list(map(bytes.decode, values)), sizes, ends
     except UnicodeDecodeError:
