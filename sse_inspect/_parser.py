@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from ._events import Comment, Event, Notice
 from ._limits import SSE_LINE_LIMIT
 from ._linebuffer import Held, Item, LineBuffer, find_blank
-from ._parser_accel import _HEADS, Accelerator
+from ._parser_accel import HEADS, Accelerator
 
 __all__ = ["EventStreamParser", "ParseStats", "parse_events"]
 
@@ -195,7 +195,7 @@ class EventStreamParser(LineBuffer):
             if (
                 self._start is None and not self._parts and not self._after_cr and not self._first_line
                 and self._dropping is None and not self._closed and datas[i].endswith(_BLANK)
-                and datas[i].startswith(_HEADS)
+                and datas[i].startswith(HEADS)
             ):  # fmt: skip
                 j = min(datas.index(b"", i) if empty and b"" in datas[i:] else n, i + window)
                 if j - i > 1:

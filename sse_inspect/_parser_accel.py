@@ -64,7 +64,7 @@ if TYPE_CHECKING:
     from ._linebuffer import Item
     from ._parser import EventStreamParser
 
-__all__ = ["HOLD", "KEEP", "READ", "Accelerator"]
+__all__ = ["HEADS", "HOLD", "KEEP", "READ", "Accelerator"]
 
 # What `buf[pos:]` is once the events are taken (see the module docstring):
 READ = 0  # anything: the parser reads it line by line
@@ -74,7 +74,7 @@ KEEP = 2  # the start of a line only (no line end): kept, as the line buffer kee
 SHORT = 64  # a read shorter than this that ends no event waits unjoined (see Accelerator.feed)
 _new = tuple.__new__  # Event(...) runs a Python-level __new__; this makes the same tuple in C
 _DATA = (b"data: ", 6, "message", 2)  # a block shape: head, its length, event type, line ends
-_HEADS = (b"data: ", b"event: ")  # how a block of either shape opens
+HEADS = (b"data: ", b"event: ")  # how a block of either shape opens
 
 
 class Accelerator:
@@ -231,7 +231,7 @@ class Accelerator:
             # Not all of one shape: perhaps up to a chunk of something else (a keep-alive comment), then again
             # from the chunk after it. Those chunks (if there are any) all open as a block does: no third try.
             try:
-                other = list(map(bytes.startswith, datas, repeat(_HEADS))).index(False, 1)
+                other = list(map(bytes.startswith, datas, repeat(HEADS))).index(False, 1)
             except ValueError:
                 return []
             return self.feed_block(p, datas[:other], ts[:other])
