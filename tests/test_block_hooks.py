@@ -280,3 +280,17 @@ def test_the_timing_checks_block_hooks_leave_the_state_its_per_item_hooks_leave(
 
     th = Thresholds()
     assert _drive(TimingCheck(th), specs, cuts, blocks=True) == _drive(TimingCheck(th), specs, cuts, blocks=False)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_paced_chunks(), st.lists(st.integers(0, 200), max_size=12))
+def test_the_headers_and_lifecycle_checks_and_the_timelines_block_hooks_leave_the_per_item_state(
+    specs: list[tuple[float | None, int, int]], cuts: list[int]
+) -> None:
+    from sse_inspect.checks.headers import HeadersCheck
+    from sse_inspect.checks.lifecycle import LifecycleCheck
+    from sse_inspect.cli._render import Arrivals
+
+    th = Thresholds()
+    for make in (lambda: HeadersCheck(th), lambda: LifecycleCheck(th), Arrivals):
+        assert _drive(make(), specs, cuts, blocks=True) == _drive(make(), specs, cuts, blocks=False)
