@@ -159,8 +159,9 @@ class BodyScanner:
         end = len(buf)
         resume = end
         done = start = self._from
-        # every token starts with one of these: searching for them first skips the pattern on most pieces
-        maybe = buf.find(b"sk-", start) >= 0 or buf.find(b"eyJ", start) >= 0 or buf.find(b"AIza", start) >= 0
+        # every token starts with one of these: searching for them first skips the pattern on most pieces (eyJ
+        # and AIza by a byte seldom in LLM text, J and z, found by memchr: see `_contains`)
+        maybe = any(_contains(buf, needle, start, rare) for needle, rare in _LOOK_FOR)
         for m in TOKEN_BYTES.finditer(buf, start) if maybe else ():
             if m.end() == end:  # it may go on in the next piece
                 resume = m.start()

@@ -19,6 +19,7 @@ from sse_inspect._events import Event
 from sse_inspect._loading import BLOCK_BYTES, IN_BLOCK, CaptureStream, in_blocks, open_capture
 from sse_inspect.checks import CHECKS, check_capture
 from sse_inspect.checks._check import Check
+from sse_inspect.checks._model import Thresholds
 from sse_inspect.checks.lifecycle import _RECENT, _tail_after
 from sse_inspect.dialects import EventFlags
 
@@ -213,3 +214,83 @@ def test_a_capture_in_memory_is_cut_into_blocks_bounded_in_chunks_and_bytes(size
     for block in blocks:
         assert 0 < len(block) <= IN_BLOCK
         assert len(block) == 1 or sum(len(c.data) for c in block) <= BLOCK_BYTES
+
+
+# A stream for the checks' hooks, driven directly: each chunk (time, size, text events), its times paced (ties,
+# 20-50 ms, within and past the release window), with untimed ones, times going backwards and long silences.
+_STEPS = st.sampled_from([0.0, 0.0001, 0.0002, 0.001, 0.009, 0.01, 0.0101, 0.02, 0.03, 0.05, 0.12, 0.6, 31.0, -0.002])
+_SIZES = st.sampled_from([0, 1, 60, 120, 1023, 1024, 1025, 2048]) | st.integers(0, 1100)
+
+
+@st.composite
+def _paced_chunks(draw: st.DrawFn) -> list[tuple[float | None, int, int]]:
+    pace = draw(st.sampled_from([0.001, 0.02, 0.03, 0.05]) | st.floats(0.0, 0.06))
+    t = draw(st.sampled_from([0.0, 0.3, 1.0]))
+    out: list[tuple[float | None, int, int]] = []
+    for step, size, texts, untimed in draw(st.lists(st.tuples(st.just(pace) | _STEPS, _SIZES, st.sampled_from(
+            [0, 1, 1, 1, 2, 3, 5, 8]), st.integers(0, 40)), max_size=80)):  # fmt: skip
+        t += step
+        out.append((None if untimed == 0 else round(t, 6), size, texts))
+    return out
+
+
+def _state(observer: Observer) -> str:
+    """An observer's state, every field (floats' signs too)."""
+    return repr(sorted(vars(observer).items()))
+
+
+def _drive(observer: Observer, specs: list[tuple[float | None, int, int]], cuts: list[int], *, blocks: bool) -> list[str]:
+    """Feed `observer` the chunks of `specs`, each with its text events, in the blocks `cuts` makes, through its
+    block hooks or its per-item ones; its state after each block."""
+    chunks = [Chunk(t, (b"data: x\n\n" * (size // 9 + 1))[:size]) for t, size, _ in specs]
+    bounds = [0, *sorted({c % (len(chunks) + 1) for c in cuts}), len(chunks)]
+    states = []
+    index = 0
+    for a, b in zip(bounds, bounds[1:]):
+        if a == b:
+            continue
+        block = [(i, chunks[i], specs[i][2]) for i in range(a, b)]
+        events = []
+        for i, chunk, texts in block:
+            events += [(Event(index + k, data="x" * 20, t=chunk.t, chunk=i), EventFlags.TEXT) for k in range(texts)]
+            index += texts
+        if blocks:
+            observer.wire_block(chunks[a:b])
+            observer.event_block(events)
+            observer.chunk_block(block)
+        else:
+            for chunk in chunks[a:b]:
+                observer.wire(chunk)
+            for event, flags in events:
+                observer.event(event, flags)
+            for i, chunk, texts in block:
+                observer.chunk(i, chunk, texts)
+        states.append(_state(observer))
+    return states
+
+
+@settings(max_examples=300, deadline=None)
+@given(_paced_chunks(), st.lists(st.integers(0, 200), max_size=12))
+def test_the_timing_checks_block_hooks_leave_the_state_its_per_item_hooks_leave(
+    specs: list[tuple[float | None, int, int]], cuts: list[int]
+) -> None:
+    """Releases (joined, trivial, judged), the lead, the wire's runs and silences, the text events' gaps: the
+    same after every block, however the chunks are timed, sized and cut into blocks."""
+    from sse_inspect.checks.timing import TimingCheck
+
+    th = Thresholds()
+    assert _drive(TimingCheck(th), specs, cuts, blocks=True) == _drive(TimingCheck(th), specs, cuts, blocks=False)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_paced_chunks(), st.lists(st.integers(0, 200), max_size=12))
+def test_the_headers_and_lifecycle_checks_and_the_timelines_block_hooks_leave_the_per_item_state(
+    specs: list[tuple[float | None, int, int]], cuts: list[int]
+) -> None:
+    from sse_inspect.checks.headers import HeadersCheck
+    from sse_inspect.checks.lifecycle import LifecycleCheck
+    from sse_inspect.cli._render import Arrivals
+
+    th = Thresholds()
+    for make in (lambda: HeadersCheck(th), lambda: LifecycleCheck(th), Arrivals):
+        assert _drive(make(), specs, cuts, blocks=True) == _drive(make(), specs, cuts, blocks=False)

@@ -36,7 +36,9 @@ class HeadersCheck(Check):
         """Only the first and the last timed chunk matter: a block's are looked for from its ends."""
         if self.first_t is None:
             self.first_t = next((c.t for _, c, _ in chunks if c.t is not None), None)
-        last = next((c.t for _, c, _ in reversed(chunks) if c.t is not None), None)
+        last = chunks[-1][1].t if chunks else None
+        if last is None:  # (an untimed last chunk: the last timed one before it, looked for from the end)
+            last = next((c.t for _, c, _ in reversed(chunks) if c.t is not None), None)
         if last is not None:
             self.last_t = last
 

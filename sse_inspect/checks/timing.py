@@ -47,7 +47,6 @@ _TIGHT_GAP = 0.0002
 KEPT = 1000
 """Silences, burst candidates and lumps kept, each (the rest are counted): a pass holds no per-event list."""
 
-
 @dataclass(frozen=True, slots=True)
 class ChunkRelease(Release):
     """A release among one capture's parsed chunks."""
@@ -76,6 +75,16 @@ class _Gathering:
     """The most text events one of its chunks held."""
     tight: int = 0
     """How many of its chunks came within `_TIGHT_GAP` of the one before."""
+
+    def restart(self, t: float, silence: float, size: int, text_events: int) -> None:
+        """Start over as the release of one chunk that ends the last (whose numbers `_released` took): one
+        object for the pass, not one per release (a steady stream's every chunk is a release)."""
+        self.t0 = self.t1 = t
+        self.silence = silence
+        self.chunks = 1
+        self.bytes = size
+        self.text_events = self.most = text_events
+        self.tight = 0
 
     def release(self) -> ChunkRelease:
         return ChunkRelease(self.t0, self.t1 - self.t0, self.silence, self.chunks, self.bytes, self.text_events,
@@ -132,6 +141,7 @@ class TimingCheck(Check):
         self.lead: _Lead | None = None
         self.lumps: list[ChunkRelease] = []  # short reads of several text events after a silence
         self.lump_silence = th.lump_min_silence_ms / 1000
+        self.few = min(2, th.burst_min_events)  # a release of fewer text events is no burst candidate nor lump
         self.parsed_bytes = 0
         # text events: their count, first and last time, and the longest gap between two
         self.texts = 0
@@ -187,8 +197,60 @@ class TimingCheck(Check):
         self.texts, self.last_text, self.moments, self.longest = texts, last_text, moments, longest
 
     def chunk_block(self, chunks: list[tuple[int, Chunk, int]]) -> None:
-        """`chunk` for each, the common case (a chunk within the window of the gathering release, the lead
-        over) in a loop with locals: the others go through `chunk`."""
+        """`chunk` for each, in one loop with the gathering release's numbers in locals: a chunk within the
+        window joins it; one past it ends it, and a release that can be no burst candidate, no lump and not
+        the biggest (most: a steady stream's every chunk is one) is only counted, the others go through
+        `_released`. The lead's chunks (within `burst_span_ms` of the first text, or before it) and the
+        rest of their block go through `chunk`."""
+        g, lead = self.gathering, self.lead
+        if g is None or lead is None:
+            self._chunk_items(chunks)
+            return
+        window, span, few, lead_t = self.window, self.span, self.few, lead.t
+        biggest = self.biggest.text_events if self.biggest is not None else -1  # (-1: none yet, any is bigger)
+        t0, t1, silence, count, size, texts, most, tight = (
+            g.t0, g.t1, g.silence, g.chunks, g.bytes, g.text_events, g.most, g.tight)  # fmt: skip
+        done_chunks, done_bytes = -count, -size  # of the releases over, less what `g` held: to count what was taken
+        releases = 0
+        for _, item, n in chunks:
+            t = item.t or 0.0
+            if t - lead_t <= span:  # the lead's
+                break
+            gap = t - t1
+            if gap > window:  # a release begins: the gathering one is over
+                done_chunks += count
+                done_bytes += size
+                if texts >= few or texts > biggest:  # (else `_released` would only count it)
+                    g.t0, g.t1, g.silence, g.chunks, g.bytes, g.text_events, g.most, g.tight = (
+                        t0, t1, silence, count, size, texts, most, tight)  # fmt: skip
+                    self.releases += releases
+                    releases = 0
+                    self._released(g)
+                    biggest = self.biggest.text_events  # type: ignore[union-attr]  # (set by `_released`)
+                else:
+                    releases += 1
+                t0 = t1 = t
+                silence = max(gap, 0.0)
+                count, size, texts, most, tight = 1, len(item.data), n, n, 0
+            else:
+                tight += gap < _TIGHT_GAP
+                t1 = t
+                count += 1
+                size += len(item.data)
+                texts += n
+                if n > most:
+                    most = n
+        g.t0, g.t1, g.silence, g.chunks, g.bytes, g.text_events, g.most, g.tight = (
+            t0, t1, silence, count, size, texts, most, tight)  # fmt: skip
+        self.releases += releases
+        self.parsed_bytes += done_bytes + size
+        taken = done_chunks + count
+        if taken < len(chunks):
+            self._chunk_items(chunks[taken:])
+
+    def _chunk_items(self, chunks: list[tuple[int, Chunk, int]]) -> None:
+        """`chunk` for each, the chunks that join the gathering release (once the lead is over) in a loop with
+        locals."""
         window, span, chunk = self.window, self.span, self.chunk
         parsed = 0
         for index, item, text_events in chunks:
@@ -221,11 +283,11 @@ class TimingCheck(Check):
             g.text_events += text_events
             if text_events > g.most:
                 g.most = text_events
+        elif g is None:
+            g = self.gathering = _Gathering(t, t, max(t - 0.0, 0.0), 1, size, text_events, text_events)
         else:
-            if g is not None:
-                self._released(g)
-            silence = max(t - (g.t1 if g is not None else 0.0), 0.0)
-            g = self.gathering = _Gathering(t, t, silence, 1, size, text_events, text_events)
+            self._released(g)
+            g.restart(t, max(t - g.t1, 0.0), size, text_events)
         lead = self.lead
         if lead is None:
             if text_events:
@@ -235,6 +297,10 @@ class TimingCheck(Check):
             lead.text_events += text_events
 
     def _released(self, g: _Gathering) -> None:
+        biggest = self.biggest
+        if g.text_events < self.few and biggest is not None and g.text_events <= biggest.text_events:
+            self.releases += 1  # (most releases of a steady stream: no candidate, no lump, not the biggest)
+            return
         th = self.th
         first = self.releases == 0
         self.releases += 1
