@@ -3,6 +3,7 @@
     SSEInspectError        base: every error here carries a one-line message and an optional hint
     ├── CaptureError       a file that cannot be read as a capture (has .path and .line)
     ├── RechunkSpecError   a --rechunk value that is not one of the known forms
+    ├── FaultSpecError     a fault spec that is not one of the known forms (`_faults.FAULT_FORMS`)
     ├── DialectError       an unknown --dialect name
     └── CheckSpecError     an unknown finding code (--select, --ignore) or a bad --threshold
 
@@ -12,7 +13,7 @@ Misuse of the API (feeding a closed parser) raises RuntimeError, as a bug should
 
 from __future__ import annotations
 
-__all__ = ["CaptureError", "CheckSpecError", "DialectError", "RechunkSpecError", "SSEInspectError"]
+__all__ = ["CaptureError", "CheckSpecError", "DialectError", "FaultSpecError", "RechunkSpecError", "SSEInspectError"]
 
 
 class SSEInspectError(Exception):
@@ -41,6 +42,10 @@ class CaptureError(SSEInspectError):
 
 class RechunkSpecError(SSEInspectError):
     """Raised for a rechunk spec that is not one of the documented forms."""
+
+
+class FaultSpecError(SSEInspectError):
+    """Raised for a fault spec that is not one of the documented forms (`_faults.FAULT_FORMS`)."""
 
 
 class DialectError(SSEInspectError):
