@@ -253,11 +253,10 @@ def parse_blocks(blocks: Iterable[list[Chunk]], parser: EventStreamParser, notic
     """`parse_chunks`, a block of chunks at a time: a list of each block's chunks with their items (the parser
     reads a block at once, `feed_block`), then [(None, None, the notices and the close's)]."""
     feed_block = parser.feed_block
-    data, time = operator.attrgetter("data"), operator.attrgetter("t")
     start = 0
     for block in blocks:
         stop = start + len(block)
-        yield list(zip(range(start, stop), block, feed_block(list(map(data, block)), list(map(time, block)))))
+        yield list(zip(range(start, stop), block, feed_block(list(map(_DATA, block)), list(map(_TIME, block)))))
         start = stop
     yield [(None, None, [*notices, *parser.close()])]
 
@@ -332,8 +331,8 @@ def _has(observer: Observer, name: str) -> bool:
 
 
 _INDEX, _CHUNK, _ITEMS = (operator.itemgetter(i) for i in range(3))  # the columns of a parsed block
-_FIRST = operator.itemgetter(0)
-_DATA = operator.attrgetter("data")
+_FIRST = _INDEX  # (an item list's first item: the same getter)
+_DATA, _TIME = operator.attrgetter("data"), operator.attrgetter("t")  # a chunk's
 _ONE = {1}
 _EVENTS = {Event}
 

@@ -47,6 +47,7 @@ _TIGHT_GAP = 0.0002
 KEPT = 1000
 """Silences, burst candidates and lumps kept, each (the rest are counted): a pass holds no per-event list."""
 
+
 @dataclass(frozen=True, slots=True)
 class ChunkRelease(Release):
     """A release among one capture's parsed chunks."""
@@ -284,7 +285,7 @@ class TimingCheck(Check):
             if text_events > g.most:
                 g.most = text_events
         elif g is None:
-            g = self.gathering = _Gathering(t, t, max(t - 0.0, 0.0), 1, size, text_events, text_events)
+            g = self.gathering = _Gathering(t, t, max(t, 0.0), 1, size, text_events, text_events)  # (silent since the request, at 0)
         else:
             self._released(g)
             g.restart(t, max(t - g.t1, 0.0), size, text_events)

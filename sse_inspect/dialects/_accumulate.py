@@ -41,6 +41,8 @@ __all__ = [
 
 DONE = "[DONE]"
 """The OpenAI sentinel: never JSON, never counted as invalid JSON in any dialect."""
+_NEVER = 1 << 62
+"""A `_due` no text reaches."""
 SPOOL_AT = 1 << 16
 """Characters of a channel a `SpoolChannel` holds in memory (at most 256 KiB) before it writes them to its file."""
 
@@ -49,33 +51,38 @@ class Channel:
     """Streamed text pieces, held whole (`Holding.WHOLE`): joined a thousand at a time as they pile up,
     since a million one-token strings would take ten times the memory of their text.
 
-    The other holdings are subclasses (`CHANNELS[holding]`): their `append` is the same few steps
-    (the envelope accelerator calls it for every token), and what they do with the pieces when a
-    thousand have come, or a size, is their `_settle`; `passage()` is the text as the answer holds it."""
+    The other holdings are subclasses (`CHANNELS[holding]`) with the same `append` and `extend` (the envelope
+    accelerator calls them for every token): what they do with the pieces when a thousand have come, or
+    `_due` characters, is their `_settle`; `passage()` is the text as the answer holds it."""
 
-    __slots__ = ("_joined", "_pieces", "_size")
+    __slots__ = ("_due", "_joined", "_pieces", "_size")
 
     def __init__(self) -> None:
         self._joined: list[str] = []
         self._pieces: list[str] = []
         self._size = 0
+        self._due = _NEVER
+        """The length at which the pieces are settled, whatever their number (a subclass's; never, here)."""
 
     def append(self, piece: str) -> None:
         pieces = self._pieces
         pieces.append(piece)
         self._size += len(piece)
-        if len(pieces) == 1024:
-            self._joined.append("".join(pieces))
-            pieces.clear()
+        if len(pieces) == 1024 or self._size >= self._due:
+            self._settle()
 
     def extend(self, pieces: list[str]) -> None:
         """`append` of each piece (a block's tokens read by envelope, at once)."""
         held = self._pieces
         held += pieces
         self._size += sum(map(len, pieces))
-        if len(held) >= 1024:
-            self._joined.append("".join(held))
-            held.clear()
+        if len(held) >= 1024 or self._size >= self._due:
+            self._settle()
+
+    def _settle(self) -> None:
+        """What becomes of the pieces when a thousand have come, or `_due` characters: here, joined into one."""
+        self._joined.append("".join(self._pieces))
+        self._pieces.clear()
 
     def __bool__(self) -> bool:
         return self._size > 0
@@ -114,31 +121,7 @@ class Channel:
         return Whole(self._whole())
 
 
-class _Settling(Channel):
-    """A channel that settles its pieces when a thousand have come or its text reaches `_due` characters."""
-
-    __slots__ = ("_due",)
-    _due: int
-
-    def append(self, piece: str) -> None:
-        pieces = self._pieces
-        pieces.append(piece)
-        self._size += len(piece)
-        if len(pieces) == 1024 or self._size >= self._due:
-            self._settle()
-
-    def extend(self, pieces: list[str]) -> None:
-        held = self._pieces
-        held += pieces
-        self._size += sum(map(len, pieces))
-        if len(held) >= 1024 or self._size >= self._due:
-            self._settle()
-
-    def _settle(self) -> None:
-        raise NotImplementedError
-
-
-class SpoolChannel(_Settling):
+class SpoolChannel(Channel):
     """`Holding.SPOOL`: pieces in memory up to SPOOL_AT characters, then written on to a temporary file."""
 
     __slots__ = ("_at", "_file", "_spilled", "_written")
@@ -192,7 +175,7 @@ class SpoolChannel(_Settling):
         return Spooled(self._file, self._written, self._size)
 
 
-class GlimpseChannel(_Settling):
+class GlimpseChannel(Channel):
     """`Holding.GLIMPSE`: the whole text while it is short (up to 2 * `glimpsed` characters), then its
     first `glimpsed` characters and a tail of at least its last `glimpsed`."""
 
