@@ -12,15 +12,21 @@ A fault spec names one fault; a replay takes several, which compose (and compose
     slow:bytes-per-s=N             the body dripped at N bytes a second
     status:CODE[,retry-after=S]    an error response (4xx or 5xx) instead of the stream
 
-A cut closes the connection cleanly unless `reset` says a TCP reset. Durations are seconds, written
+A count of events or bytes may be a share of the stream's, `P%` (`cut:event=50%`: once half its events
+have been sent), so that one spec fits captures of any length. A cut closes the connection cleanly
+(a FIN in the middle of the body) unless `reset` says a TCP reset. Durations are seconds, written
 `2.5`, `2.5s`, `500ms` or `1m`. `str(fault)` is its spec, in this canonical form: parsing it gives the
-same fault. This module only reads and writes specs; nothing here plays a stream.
+same fault. A replay takes a `FaultSet`: faults that compose (a status replaces the whole stream, so it
+takes no other; one cut, one keep-alive, one drip and one error at most). This module only reads and
+writes specs; `_fault_plan` plays them.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from ._errors import FaultSpecError
 
@@ -28,10 +34,12 @@ __all__ = [
     "FAULT_FORMS",
     "Cut",
     "Fault",
+    "FaultSet",
     "InbandError",
     "Keepalive",
     "NoEndMarker",
     "Slow",
+    "Share",
     "Stall",
     "Status",
     "parse_fault",
@@ -39,9 +47,37 @@ __all__ = [
 
 FAULT_FORMS = (
     "cut:event=N|byte=N|time=S[,reset], stall:after-event=N,for=S, no-end-marker, error:after-event=N, "
-    "keepalive:every=S[,text=T], slow:bytes-per-s=N, status:CODE[,retry-after=S]"
+    "keepalive:every=S[,text=T], slow:bytes-per-s=N, status:CODE[,retry-after=S] (N may be P%)"
 )
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0}
+
+
+@dataclass(frozen=True, slots=True)
+class Share:
+    """A count given as a share of the stream's whole: `50%` of its events (or bytes)."""
+
+    percent: float
+    """From 0 to 100."""
+
+    def of(self, total: int) -> int:
+        """The count this share is of `total`, rounded down (50% of 5 events: 2)."""
+        return min(total, math.floor(total * self.percent / 100 + 1e-9))
+
+    def __str__(self) -> str:
+        return f"{self.percent:g}%" if float(f"{self.percent:g}") == self.percent else f"{self.percent!r}%"
+
+
+Count = int | Share
+"""A number of events or bytes: as given, or a share of the stream's."""
+
+
+def resolve(count: Count, total: int | None) -> int:
+    """The number `count` stands for in a stream of `total` (events or bytes; a share needs the total)."""
+    if isinstance(count, Share):
+        if total is None:
+            raise ValueError("a share needs the stream's total")
+        return count.of(total)
+    return count
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,20 +86,22 @@ class Cut:
 
     at: str
     """"event", "byte" or "time"."""
-    value: float
+    value: float | Share
+    """Events or bytes (a whole number, or a `Share` of the stream's), or seconds of recorded time."""
     reset: bool = False
     """A TCP reset rather than a clean close."""
 
     def __str__(self) -> str:
-        value = _seconds(self.value) if self.at == "time" else str(int(self.value))
-        return f"cut:{self.at}={value}" + (",reset" if self.reset else "")
+        value = self.value
+        text = str(value) if isinstance(value, Share) else _seconds(value) if self.at == "time" else str(int(value))
+        return f"cut:{self.at}={text}" + (",reset" if self.reset else "")
 
 
 @dataclass(frozen=True, slots=True)
 class Stall:
     """`seconds` of silence once `after_event` events have been sent (a client's read timeout)."""
 
-    after_event: int
+    after_event: Count
     seconds: float
 
     def __str__(self) -> str:
@@ -82,7 +120,7 @@ class NoEndMarker:
 class InbandError:
     """The provider's in-band error (in its dialect's own shape) once `after_event` events have been sent."""
 
-    after_event: int
+    after_event: Count
 
     def __str__(self) -> str:
         return f"error:after-event={self.after_event}"
@@ -121,6 +159,68 @@ class Status:
 
 
 Fault = Cut | Stall | NoEndMarker | InbandError | Keepalive | Slow | Status
+_ONCE = (Cut, NoEndMarker, InbandError, Keepalive, Slow, Status)
+"""The faults a replay takes one of at most (stalls may be several)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FaultSet:
+    """The faults of one replay, checked to compose: `FaultSet.parse(["cut:event=5", "keepalive:every=15s"])`.
+
+    Empty (`FaultSet()`, false) is a replay as recorded. `str()` is the specs, space-separated."""
+
+    faults: tuple[Fault, ...] = ()
+
+    @classmethod
+    def parse(cls, specs: Iterable[str | Fault]) -> FaultSet:
+        """The set of `specs` (texts or faults); a FaultSpecError for a bad spec or faults that cannot go together."""
+        faults = tuple(parse_fault(s) if isinstance(s, str) else s for s in specs)
+        status = [f for f in faults if isinstance(f, Status)]
+        if status and len(faults) > 1:
+            others = " ".join(str(f) for f in faults if not isinstance(f, Status))
+            raise FaultSpecError(f"{status[0]} replaces the whole stream: it takes no other fault (given: {others})")
+        for kind in _ONCE:
+            same = [str(f) for f in faults if isinstance(f, kind)]
+            if len(same) > 1:
+                raise FaultSpecError(f"one {same[0].partition(':')[0]} fault at most: {' and '.join(same)}")
+        return cls(faults)
+
+    def __bool__(self) -> bool:
+        return bool(self.faults)
+
+    def __str__(self) -> str:
+        return " ".join(map(str, self.faults))
+
+    def _one(self, kind: type[Fault]) -> Any:
+        return next((f for f in self.faults if isinstance(f, kind)), None)
+
+    @property
+    def cut(self) -> Cut | None:
+        return self._one(Cut)  # type: ignore[no-any-return]
+
+    @property
+    def stalls(self) -> tuple[Stall, ...]:
+        return tuple(f for f in self.faults if isinstance(f, Stall))
+
+    @property
+    def no_end_marker(self) -> bool:
+        return self._one(NoEndMarker) is not None
+
+    @property
+    def error(self) -> InbandError | None:
+        return self._one(InbandError)  # type: ignore[no-any-return]
+
+    @property
+    def keepalive(self) -> Keepalive | None:
+        return self._one(Keepalive)  # type: ignore[no-any-return]
+
+    @property
+    def slow(self) -> Slow | None:
+        return self._one(Slow)  # type: ignore[no-any-return]
+
+    @property
+    def status(self) -> Status | None:
+        return self._one(Status)  # type: ignore[no-any-return]
 
 
 def parse_fault(text: str) -> Fault:
@@ -134,10 +234,8 @@ def parse_fault(text: str) -> Fault:
             if reset not in (None, ""):
                 raise _bad(text, "reset takes no value")
             at, raw = next(iter(args.items())) if len(args) == 1 else ("", "")
-            if at == "event":
-                return Cut("event", _count(text, "event", raw), reset is not None)
-            if at == "byte":
-                return Cut("byte", _count(text, "byte", raw), reset is not None)
+            if at in ("event", "byte"):
+                return Cut(at, _count(text, at, raw), reset is not None)
             if at == "time":
                 return Cut("time", _duration(text, "time", raw), reset is not None)
             raise _bad(text, "cut: takes one of event=N, byte=N, time=S (and reset)")
@@ -161,7 +259,7 @@ def parse_fault(text: str) -> Fault:
             return Keepalive(every, text_arg)
         if kind == "slow":
             _only(text, args, "bytes-per-s")
-            rate = _count(text, "bytes-per-s", args["bytes-per-s"])
+            rate = _whole(text, "bytes-per-s", args["bytes-per-s"])
             if rate < 1:
                 raise _bad(text, "bytes-per-s= takes at least 1")
             return Slow(rate)
@@ -200,9 +298,22 @@ def _only(spec: str, args: dict[str, str], *names: str) -> None:
             raise KeyError(name)
 
 
-def _count(spec: str, name: str, raw: str) -> int:
+def _count(spec: str, name: str, raw: str) -> Count:
+    """A whole number, or a share `P%` from 0 to 100."""
+    if not raw.endswith("%"):
+        return _whole(spec, name, raw, " or a share such as 50%")
+    try:
+        percent = float(raw[:-1]) if raw[:-1].strip() == raw[:-1] else math.nan
+    except ValueError:
+        percent = math.nan
+    if not 0 <= percent <= 100:  # (NaN fails too)
+        raise _bad(spec, f"{name}= takes a whole number or a share from 0% to 100%")
+    return Share(percent)
+
+
+def _whole(spec: str, name: str, raw: str, other: str = "") -> int:
     if not raw.isdigit():
-        raise _bad(spec, f"{name}= takes a whole number")
+        raise _bad(spec, f"{name}= takes a whole number{other}")
     return int(raw)
 
 

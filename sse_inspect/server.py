@@ -3,7 +3,10 @@
 It replays a capture's status and headers, then its body bytes cut and timed as asked,
 each piece written and flushed as one HTTP chunk, and ends as the recording ended: a
 capture whose server or client disconnected ends with an abrupt close (a TCP reset), not
-a clean last chunk, so clients meet the same failure. HTTP framing is h11's.
+a clean last chunk, so clients meet the same failure. HTTP framing is h11's. With faults
+(`_faults`: a cut, a stall, no end marker, the provider's in-band error, keep-alive comments,
+a slow link, an error status) it walks the core's `ReplayPlan`, which says what to write, when,
+and how to end: a clean last chunk, a close mid-body (a FIN) or a reset.
 
 Several captures: a request goes to the capture whose URL path equals its path; a path
 no capture has gets the captures in turn (round-robin). Request bodies are read and
@@ -40,10 +43,11 @@ from urllib.parse import quote, urlsplit
 
 import h11
 
-from ._capture import Capture, Chunk
-from ._outcome import abrupt_end
+from ._capture import Capture
+from ._fault_plan import CLOSE, COMPLETE, ReplayPlan, Send
+from ._faults import Fault, FaultSet
 from ._playback import Pacing
-from ._rechunk import RechunkSpec, ReplayChunks, replay_chunks
+from ._rechunk import RechunkSpec
 
 __all__ = ["HOP_BY_HOP", "Limits", "ReplayServer", "ReplayServerThread"]
 
@@ -84,7 +88,7 @@ class Limits:
 @dataclass(frozen=True)
 class _Route:
     capture: Capture
-    chunks: ReplayChunks
+    plan: ReplayPlan
     path: str
     status: int
     reason: bytes
@@ -107,12 +111,18 @@ class ReplayServer:
         port: int = 0,
         speed: float | None = 1.0,
         rechunk_spec: RechunkSpec | None = None,
+        faults: FaultSet | Sequence[str | Fault] = FaultSet(),
+        dialect: str | None = None,
         cors: bool = True,
         limits: Limits = Limits(),
         log: Callable[[str], None] | None = None,
     ) -> None:
         if not captures:
             raise ValueError("a replay server needs at least one capture")
+        self.faults = faults if isinstance(faults, FaultSet) else FaultSet.parse(faults)
+        """What every replay suffers (`_faults`; empty: each plays as recorded). A FaultSpecError when bad."""
+        self.dialect = dialect
+        """The captures' dialect for the faults that need one (end markers, in-band errors); None: detected."""
         self.host, self.port = host, port
         self.speed = speed
         """1 = original timing, 10 = ten times faster, None or 0 = no waiting at all."""
@@ -146,9 +156,13 @@ class ReplayServer:
         if not 200 <= status <= 599:
             self.log(f"{name}: recorded status {status} is not a final HTTP status (200-599): serving 502")
             status, reason = 502, "Bad Gateway"
+        plan = ReplayPlan(capture, rechunk=rechunk_spec, faults=self.faults, dialect=self.dialect)
+        if plan.decoded:
+            self.log(f"{name}: the faults are at events, which its {capture.content_encoding} body shows only "
+                     "decoded: served decoded")  # fmt: skip
         headers = []
         for key, value in recorded:
-            if key.lower() in HOP_BY_HOP:
+            if key.lower() in HOP_BY_HOP or plan.decoded and key.lower() == "content-encoding":
                 continue
             if not _TOKEN.fullmatch(key):
                 self.log(f"{name}: header name {_brief(repr(key))} is not an HTTP token: header left out")
@@ -157,8 +171,7 @@ class ReplayServer:
             if safe.decode("latin-1") != value:
                 self.log(f"{name}: header {key} value {_brief(repr(value))} sent as {_brief(repr(safe))}")
             headers.append((key.encode("ascii"), safe))
-        return _Route(capture, replay_chunks(capture.chunks, rechunk_spec), _path(capture), status,
-                      _wire_text(reason), tuple(headers))  # fmt: skip
+        return _Route(capture, plan, _path(capture), status, _wire_text(reason), tuple(headers))
 
     @property
     def connections(self) -> int:
@@ -282,26 +295,40 @@ class ReplayServer:
     async def _respond(
         self, conn: h11.Connection, writer: asyncio.StreamWriter, route: _Route, arrived: float, *, cors: bool = False
     ) -> bool:
-        """Send one replay; False when the connection must be dropped (an abrupt end). `cors`: the
-        request came from a browser page, which may read it from any origin."""
+        """Send one replay as its plan says; False when the connection is ended mid-body (a cut, as recorded
+        or as a fault says). `cors`: the request came from a browser page, which may read it from any origin."""
         self.served += 1
+        plan = route.plan
+        cross = [(b"Access-Control-Allow-Origin", b"*"), (b"Access-Control-Expose-Headers", b"*")] if cors else []
+        if plan.status is not None:  # the error answer instead of the stream
+            status, extra, payload = plan.error_response()
+            head = [(k.encode("ascii"), v.encode("ascii")) for k, v in extra] + cross
+            head.append((b"Content-Length", str(len(payload)).encode("ascii")))
+            await self._send(writer, conn, h11.Response(status_code=status, headers=head, reason=_phrase(status)))
+            await self._send(writer, conn, h11.Data(data=payload))
+            await self._send(writer, conn, h11.EndOfMessage())
+            return True
         headers = list(route.headers)
         if cors:
-            headers = [(k, v) for k, v in headers if not k.lower().startswith(b"access-control-")]
-            headers += [(b"Access-Control-Allow-Origin", b"*"), (b"Access-Control-Expose-Headers", b"*")]
+            headers = [(k, v) for k, v in headers if not k.lower().startswith(b"access-control-")] + cross
         response = route.capture.response
         await self._wait(arrived, response.t if response else None)
         await self._send(writer, conn, h11.Response(status_code=route.status, headers=headers, reason=route.reason))
-        for chunk in route.chunks:
-            await self._wait(arrived, chunk.t)
-            await self._send(writer, conn, h11.Data(data=chunk.data))
-        end = route.capture.end
-        if abrupt_end(end) is not None:  # cut, or a recording that stopped: unknown end
-            await self._wait(arrived, end.t if end else None)
-            _abort(writer)
-            return False
-        await self._send(writer, conn, h11.EndOfMessage())
-        return True
+        for step in plan.steps(self.speed):
+            await self._until(arrived, step.at)
+            if isinstance(step, Send):
+                await self._send(writer, conn, h11.Data(data=step.data))
+            elif step.how == COMPLETE:
+                await self._send(writer, conn, h11.EndOfMessage())
+                return True
+            elif step.how == CLOSE:  # a FIN mid-body: what was written reaches the client first
+                await self._flush(writer, everything=True)
+                writer.close()
+                return False
+            else:  # a reset: cut, or a recording that stopped (unknown end)
+                _abort(writer)
+                return False
+        raise AssertionError("a replay plan ends with its End")
 
     async def _send(self, writer: asyncio.StreamWriter, conn: h11.Connection, event: object) -> None:
         """Write `event` a piece at a time, each taken by the client (or its buffers) before the next.
@@ -326,6 +353,12 @@ class ReplayServer:
         async with asyncio.timeout(self.limits.idle_timeout):
             await writer.drain()
 
+    async def _until(self, arrived: float, at: float) -> None:
+        """Until `at` seconds after the request `arrived` (a plan's wall time)."""
+        delay = at - (asyncio.get_running_loop().time() - arrived)
+        if delay > 0:
+            await asyncio.sleep(delay)
+
     async def _wait(self, arrived: float, t: float | None) -> None:
         """Until recorded time `t` of a replay that started when its request `arrived`, as `Pacing` says."""
         delay = Pacing(self.speed).delay(t, asyncio.get_running_loop().time() - arrived)
@@ -339,6 +372,14 @@ def _wire_text(text: str) -> bytes:
     dropped (a CRLF in a capture never starts a new header), spaces at the ends trimmed."""
     kept = text.translate(_UNSAFE).strip(" \t")
     return "".join(c if ord(c) < 256 else quote(c, safe="") for c in kept).encode("latin-1")
+
+
+def _phrase(status: int) -> bytes:
+    """The reason phrase of a status, or none for one HTTP does not name (Anthropic's 529 Overloaded)."""
+    try:
+        return HTTPStatus(status).phrase.encode("ascii")
+    except ValueError:
+        return b"Overloaded" if status == 529 else b""
 
 
 def _file_limit() -> int | None:

@@ -36,7 +36,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("other formats and recording", ("interop", "interop.*", "recorder")),
     ("loading", ("_loading",)),
     ("analysis", ("_outcome", "_analysis", "_diff")),
-    ("playback", ("_playback",)),
+    ("playback", ("_playback", "_fault_plan")),
     ("checks and report", ("checks", "checks.*", "report")),
     ("front", ("",)),
     ("edges", ("__main__", "cli", "cli.*", "mitm_addon", "mitm_view", "proxy", "fetch", "server",

@@ -11,6 +11,7 @@ import click
 
 from .._errors import SSEInspectError
 from .._format import visible
+from .._faults import FAULT_FORMS, Fault, parse_fault
 from .._rechunk import RECHUNK_FORMS, RechunkSpec, parse_rechunk_spec
 from ..dialects import DIALECTS
 
@@ -76,6 +77,27 @@ rechunk_option = click.option(
     type=RechunkParam(),
     default=None,
     help=f"Re-cut the body before parsing: {RECHUNK_FORMS}.",
+)
+
+
+class FaultParam(click.ParamType):
+    name = "SPEC"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Fault:
+        if not isinstance(value, str):
+            return value  # type: ignore[no-any-return]
+        try:
+            return parse_fault(value)
+        except SSEInspectError as exc:
+            self.fail(exc.message, param, ctx)
+
+
+fault_option = click.option(
+    "--fault",
+    "faults",
+    type=FaultParam(),
+    multiple=True,
+    help=f"Add a fault to every replay (repeat to compose; docs/faults.md): {FAULT_FORMS}.",
 )
 
 

@@ -25,7 +25,8 @@ from .._playback import Pacing, Playback, PlaybackStep
 from .._rechunk import RechunkSpec
 from ..server import Limits, ReplayServer
 from . import _render
-from ._params import capture_argument, captures_argument, dialect_option, input_errors, rechunk_option
+from .._faults import Fault, FaultSet
+from ._params import capture_argument, captures_argument, dialect_option, fault_option, input_errors, rechunk_option
 
 __all__ = ["replay", "serve"]
 
@@ -184,6 +185,8 @@ def _replay_live(playback: Playback, total: int, pace: Pace, console: Console) -
 @speed_option
 @instant_option
 @rechunk_option
+@fault_option
+@dialect_option
 @click.option("--cors/--no-cors", default=True, show_default=True,
               help="Let browser pages on any origin read the replays (answer CORS preflights, send "
                    "Access-Control-Allow-Origin: *); --no-cors sends the recorded headers only.")  # fmt: skip
@@ -196,18 +199,23 @@ def _replay_live(playback: Playback, total: int, pace: Pace, console: Console) -
               metavar="N", help="Connections served at once; more are answered 503 and closed.")  # fmt: skip
 @input_errors
 def serve(captures: tuple[str, ...], host: str, port: int, speed: float, instant: bool,
-          rechunk: RechunkSpec | None, cors: bool, request_timeout: float, idle_timeout: float,
-          max_connections: int) -> None:  # fmt: skip
+          rechunk: RechunkSpec | None, faults: tuple[Fault, ...], dialect: str | None, cors: bool,
+          request_timeout: float, idle_timeout: float, max_connections: int) -> None:  # fmt: skip
     """Serve captures over HTTP/1.1: any request, any method, gets the recorded stream.
 
     A request goes to the capture whose URL path equals its path; any other path gets the
     captures in turn. Each replay keeps the recorded status, headers and timing (or --speed,
     --instant, --rechunk), and ends as the recording ended: cut streams end with a reset.
+    --fault adds what real networks and providers do (repeat it; they compose with --rechunk):
+    cut:event=50%, stall:after-event=3,for=30s, no-end-marker, error:after-event=4,
+    keepalive:every=15s, slow:bytes-per-s=200, status:429,retry-after=2 (docs/faults.md);
+    --dialect says whose end marker and in-band error (default: detected).
     A malformed request gets a 400, a client that reads nothing is dropped, and each problem is
     one line on stderr.
     """
     from ..proxy import check_listen_address
 
+    fault_set = FaultSet.parse(faults)
     loaded = [load_capture(c) for c in captures]
     check_listen_address(host, port)
     err = _render.console(stderr=True)
@@ -220,7 +228,7 @@ def serve(captures: tuple[str, ...], host: str, port: int, speed: float, instant
         err.print(_render.safe(line, newlines=False))
 
     server = ReplayServer(loaded, host=host, port=port, speed=None if instant else speed, rechunk_spec=rechunk,
-                          cors=cors, limits=limits, log=log)  # fmt: skip
+                          faults=fault_set, dialect=dialect, cors=cors, limits=limits, log=log)  # fmt: skip
 
     async def run() -> None:
         await server.start()
@@ -229,6 +237,8 @@ def serve(captures: tuple[str, ...], host: str, port: int, speed: float, instant
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
         err.print(f"serving {len(loaded)} capture(s) at [bold]{server.url}[/] · Ctrl-C to stop")
+        if fault_set:
+            err.print(_render.safe(f"  with faults: {fault_set}", newlines=False))
         for route in server.routes:
             err.print(_render.safe(f"  {server.url}{route.path}  ←  {route.capture.path}", newlines=False))
         await stop.wait()

@@ -261,6 +261,16 @@ class Dialect(ABC):
         marker is optional and did not come."""
         return None if self.end_marker_optional and not seen else self.end_marker
 
+    def fault_error(self, events_sent: int) -> bytes:
+        """The provider's in-band error as whole events, sent after `events_sent` events (a replay's `error:`
+        fault). This generic shape is an `event: error` whose data has an `error` member: every reader
+        here records it, and clients that check for errors see it."""
+        return b'event: error\ndata: {"error": {"message": "The server had an error while processing your request.", "type": "server_error"}}\n\n'
+
+    def error_body(self, status: int) -> tuple[str, bytes]:
+        """The content type and body of the provider's error answer with HTTP `status` (a `status:` fault)."""
+        return "application/json", b'{"error": {"message": "error %d", "type": "server_error"}}' % status
+
     def rebuild(self, events: Iterable[Event]) -> Answer:
         """Rebuild the answer from all the events of one stream, in order."""
         reader = self.reader()

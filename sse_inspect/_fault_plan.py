@@ -1,0 +1,383 @@
+"""What a replay writes and when, with its faults: the plan every replay walks (sans-I/O).
+
+    plan = ReplayPlan(capture, rechunk=parse_rechunk_spec("bytes:7"), faults=FaultSet.parse(["cut:event=50%"]))
+    if plan.status is not None:
+        status, headers, body = plan.error_response()      # the error answer instead of the stream
+    for step in plan.steps(speed=1.0):                     # a Send per write, then one End
+        ...                                                # wait until step.at, then write step.data / end
+
+`at` is wall seconds after the request arrived: recorded time over `speed` (None: no waiting), plus every
+stall before it, later still where a `slow` link has not yet carried the bytes before. The body is the
+capture's (re-cut as asked), cut where the faults say:
+
+- at an event boundary (`cut:event`, `stall`, `error`, keep-alive comments): just past the blank line
+  that ends the event (past its LF, for a CRLF), found by the parser, so the client has whole events;
+- at a body byte (`cut:byte`, counted in the capture's body as `sse-inspect events` shows offsets) or a
+  recorded time (`cut:time`), wherever it falls: mid-event, mid-character;
+- without the dialect's end-marker events (`no-end-marker`), which a first pass over the body finds
+  (as it counts the events and bytes a `50%` needs) once per plan, not per request.
+
+The End says how the response ends: COMPLETE (the HTTP message ends properly: as recorded, after an
+in-band error, or without the end marker), CLOSE (the connection is closed mid-body, a FIN: a `cut`)
+or RESET (a TCP reset: `cut:...,reset`, and a recording that did not end cleanly, as before faults).
+Events need the body as sent by the server: a compressed capture with faults at events is served
+decoded (`decoded`: the caller drops its Content-Encoding). Nothing here waits or writes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator
+from typing import NamedTuple
+
+from ._analysis import body, detect, parse_chunks
+from ._capture import Capture, Chunk
+from ._decoding import body_chunks, is_identity
+from ._events import Event
+from ._faults import Cut, FaultSet, Keepalive, Share, Slow, Status, resolve
+from ._outcome import abrupt_end
+from ._parser import EventStreamParser
+from ._rechunk import RechunkSpec, ReplayChunks
+from .dialects import Dialect, EventFlags, get_dialect
+
+__all__ = ["CLOSE", "COMPLETE", "RESET", "End", "ReplayPlan", "Send"]
+
+COMPLETE, CLOSE, RESET = "complete", "close", "reset"
+
+
+class Send(NamedTuple):
+    """Write `data` at `at` (wall seconds after the request arrived; 0: at once)."""
+
+    at: float
+    data: bytes
+
+
+class End(NamedTuple):
+    """End the response at `at`: COMPLETE, CLOSE (a FIN mid-body) or RESET (a TCP reset)."""
+
+    at: float
+    how: str
+
+
+Step = Send | End
+_LF, _CR = 10, 13
+
+
+class ReplayPlan:
+    """The replay of one capture, re-cut as `rechunk` says and with `faults`: `steps(speed)` each time it is
+    served. `dialect` (a name) says whose end markers and in-band error to use; by default the one the
+    stream's first events tell, as `analyze` tells it."""
+
+    def __init__(
+        self,
+        capture: Capture,
+        *,
+        rechunk: RechunkSpec | None = None,
+        faults: FaultSet = FaultSet(),
+        dialect: str | None = None,
+    ) -> None:
+        self.capture = capture
+        self.faults = faults
+        at_events = any(f.at == "event" if isinstance(f, Cut) else not isinstance(f, Status | Slow) for f in faults.faults)
+        self.decoded = at_events and not is_identity(capture)
+        """Whether the body is served content-decoded (its Content-Encoding header must go): faults at events
+        need the events, which a compressed body shows only decoded."""
+        wire = list(body_chunks(capture)) if self.decoded else capture.chunks
+        self.chunks = ReplayChunks(wire, rechunk)
+        self._dialect_name = dialect
+        self._dialect: Dialect | None = None
+        self._survey: _Survey | None = None
+
+    @property
+    def status(self) -> Status | None:
+        """The `status:` fault: the replay is an error answer (`error_response`), not the stream."""
+        return self.faults.status
+
+    @property
+    def dialect(self) -> Dialect:
+        """The stream's dialect: named, or told from its first events (read once, when first asked)."""
+        if self._dialect is None:
+            if self._dialect_name is not None:
+                self._dialect = get_dialect(self._dialect_name)
+            else:
+                capture = self.capture
+                parsed = parse_chunks(body(capture, capture.chunks, [], None), EventStreamParser(), [])
+                self._dialect, _ = detect(parsed, capture.request.url if capture.request else None)
+        return self._dialect
+
+    def error_response(self) -> tuple[int, list[tuple[str, str]], bytes]:
+        """The `status:` fault's answer: its status, headers (Content-Type; Retry-After in whole seconds,
+        rounded up, as the header takes them) and the provider's error body for that status."""
+        status = self.faults.status
+        if status is None:
+            raise ValueError("this replay has no status: fault")
+        content_type, payload = self.dialect.error_body(status.code)
+        headers = [("Content-Type", content_type)]
+        if status.retry_after is not None:
+            headers.append(("Retry-After", str(math.ceil(status.retry_after))))
+        return status.code, headers, payload
+
+    def steps(self, speed: float | None) -> Iterator[Step]:
+        """What to write and when, then how to end: one pass of the replay. `speed`: 1 = recorded timing,
+        10 = ten times faster, None (or 0) = no waiting (stalls and a slow link still take their time)."""
+        steps = self._steps(speed or None)
+        slow = self.faults.slow
+        return _dripped(steps, slow.bytes_per_s) if slow is not None else steps
+
+    def _steps(self, speed: float | None) -> Iterator[Step]:
+        faults = self.faults
+        clock = _Clock(speed)
+        end = self.capture.end
+        ended = RESET if abrupt_end(end) is not None else COMPLETE
+        if not faults:  # as recorded: each chunk at its time, then the end as it ended
+            for chunk in self.chunks:
+                yield Send(clock.at(chunk.t), chunk.data)
+            yield End(clock.at(end.t if end is not None else None), ended)
+            return
+        if faults.no_end_marker:
+            ended = COMPLETE  # the server ends the response itself, without its marker
+        survey = self._surveyed()
+        cut = faults.cut
+        cut_how = (RESET if cut.reset else CLOSE) if cut is not None else ""
+        cut_events = resolve(cut.value, survey.events if survey else None) if cut and cut.at == "event" else None  # type: ignore[arg-type]
+        cut_byte = resolve(cut.value, survey.size if survey else None) if cut and cut.at == "byte" else None  # type: ignore[arg-type]
+        cut_time = float(cut.value) if cut and cut.at == "time" else None  # type: ignore[arg-type]
+        error = faults.error
+        error_at = resolve(error.after_event, survey.events if survey else None) if error is not None else None
+        stalls: dict[int, float] = {}
+        for stall in faults.stalls:
+            n = resolve(stall.after_event, survey.events if survey else None)
+            stalls[n] = stalls.get(n, 0.0) + stall.seconds
+        keepalive = faults.keepalive
+        dropped = list(survey.dropped) if survey else []
+        marker = _Boundaries()
+        newline = b"\n"
+        events = pos = 0
+        response = self.capture.response
+        last_t = (response.t if response is not None else None) or 0.0
+        between = True  # the bytes so far end between events: a keep-alive comment may go here
+
+        def at_events(n: int) -> Iterator[Step | None]:
+            """What happens once `n` events have been sent: a stall, the cut or the error (then None: the end)."""
+            if n in stalls:
+                yield from clock.stall(stalls.pop(n), keepalive, newline)
+            if n == cut_events:
+                yield End(clock.now, cut_how)
+                yield None
+            if n == error_at:
+                yield Send(clock.now, self.dialect.fault_error(n))
+                yield End(clock.now, COMPLETE)
+                yield None
+
+        for step in at_events(0):
+            if step is None:
+                return
+            yield step
+        if cut_byte == 0:
+            yield End(clock.now, cut_how)
+            return
+        for chunk in self.chunks:
+            data, t = chunk.data, chunk.t
+            start, stop = pos, pos + len(data)
+            if cut_time is not None and (t or 0.0) > cut_time:
+                clock.at(cut_time)
+                yield End(clock.now, cut_how)
+                return
+            if keepalive is not None and between and t is not None:
+                yield from clock.keepalives(keepalive, newline, last_t, t)
+            clock.at(t)
+            last_t = t if t is not None else last_t
+            # where this chunk must be split: event boundaries with something to do, and the byte cut
+            splits: list[tuple[int, int]] = []  # (offset, events sent once the bytes before it are)
+            for boundary, event in marker.feed(data, start):
+                events += 1
+                if event.end + 1 == boundary:
+                    newline = b"\r\n"
+                if events in stalls or events == cut_events or events == error_at:
+                    splits.append((boundary, events))
+            between = marker.last == stop
+            if cut_byte is not None and start < cut_byte <= stop:
+                splits.append((cut_byte, -1))
+                splits.sort()
+            sent = start
+            for offset, n in splits:
+                piece = _kept(data, start, sent, offset, dropped)
+                if piece:
+                    yield Send(clock.now, piece)
+                sent = offset
+                if n < 0:  # the byte cut
+                    yield End(clock.now, cut_how)
+                    return
+                for step in at_events(n):
+                    if step is None:
+                        return
+                    yield step
+            piece = _kept(data, start, sent, stop, dropped)
+            if piece:
+                yield Send(clock.now, piece)
+            pos = stop
+        for _, event in marker.close():
+            events += 1  # a last event whose CR ended the body: nothing is left to split
+        end_t = end.t if end is not None else None
+        if keepalive is not None and between and end_t is not None:
+            yield from clock.keepalives(keepalive, newline, last_t, end_t if cut_time is None else min(end_t, cut_time))
+        if cut_time is not None and end_t is not None and end_t > cut_time:
+            clock.at(cut_time)
+            yield End(clock.now, cut_how)
+            return
+        yield End(clock.at(end_t), ended)
+
+    def _surveyed(self) -> _Survey | None:
+        """The first pass, when the faults need it: a share of events or bytes, or the end markers to leave out."""
+        faults = self.faults
+        counts = [f.value for f in faults.faults if isinstance(f, Cut)]
+        counts += [f.after_event for f in faults.stalls] + ([faults.error.after_event] if faults.error else [])
+        if not faults.no_end_marker and not any(isinstance(c, Share) for c in counts):
+            return None
+        if self._survey is None:
+            self._survey = _survey(self.chunks.chunks, self.dialect if faults.no_end_marker else None)
+        return self._survey
+
+
+class _Survey(NamedTuple):
+    events: int
+    size: int
+    dropped: tuple[tuple[int, int], ...]
+    """The byte ranges of the end-marker events, each from its first line to past its blank line."""
+
+
+def _survey(chunks: Iterable[Chunk], dialect: Dialect | None) -> _Survey:
+    """Count the events and bytes; with a `dialect`, find its end-marker events (the reader's END flag)."""
+    marker = _Boundaries()
+    read = dialect.reader().feed if dialect is not None else None
+    events = size = 0
+    dropped: list[tuple[int, int]] = []
+
+    def take(found: list[tuple[int, Event]]) -> None:
+        nonlocal events
+        for boundary, event in found:
+            events += 1
+            if read is not None and read(event) & EventFlags.END:
+                dropped.append((event.start, boundary))
+
+    for chunk in chunks:
+        take(marker.feed(chunk.data, size))
+        size += len(chunk.data)
+    take(marker.close())
+    return _Survey(events, size, tuple(dropped))
+
+
+class _Boundaries:
+    """The events of a body fed chunk by chunk, each with its boundary: the offset just past the blank line
+    that ended it (past the LF of a CRLF, which may be the next chunk's first byte: such an event comes
+    with the next chunk, its boundary that chunk's start or one past it)."""
+
+    def __init__(self) -> None:
+        self._parser = EventStreamParser()
+        self._waiting: list[Event] = []
+        self._prev = -1  # the last byte of the chunk before
+        self.last = 0
+        """The last boundary found."""
+
+    def feed(self, data: bytes, start: int) -> list[tuple[int, Event]]:
+        found: list[tuple[int, Event]] = []
+        if self._waiting:
+            boundary = start + 1 if data[:1] == b"\n" else start
+            found += [(boundary, e) for e in self._waiting]
+            self._waiting = []
+        stop = start + len(data)
+        for item in self._parser.feed(data):
+            if not isinstance(item, Event):
+                continue
+            end = item.end
+            before = data[end - 1 - start] if end - 1 >= start else self._prev
+            if before != _CR:
+                found.append((end, item))
+            elif end < stop:
+                found.append((end + 1 if data[end - start] == _LF else end, item))
+            else:  # the CR ends this chunk: whether a LF follows, the next chunk says
+                self._waiting.append(item)
+        if data:
+            self._prev = data[-1]
+        if found:
+            self.last = found[-1][0]
+        return found
+
+    def close(self) -> list[tuple[int, Event]]:
+        waiting, self._waiting = self._waiting, []
+        self._parser.close()
+        return [(e.end, e) for e in waiting]
+
+
+def _kept(data: bytes, start: int, lo: int, hi: int, dropped: list[tuple[int, int]]) -> bytes:
+    """The body bytes [lo, hi) of `data` (which begins at body offset `start`), those in `dropped` ranges left out."""
+    piece = data[lo - start : hi - start]
+    if not dropped:
+        return piece
+    kept = []
+    at = lo
+    for a, b in dropped:
+        if b <= at or a >= hi:
+            continue
+        if a > at:
+            kept.append(data[at - start : a - start])
+        at = max(at, b)
+    if at < hi:
+        kept.append(data[at - start : hi - start])
+    return b"".join(kept)
+
+
+class _Clock:
+    """The replay's wall time, in seconds after the request arrived: recorded time over the speed, plus the
+    stalls so far; never going back (`now`)."""
+
+    def __init__(self, speed: float | None) -> None:
+        self.speed = speed
+        self.shift = 0.0
+        self.now = 0.0
+
+    def at(self, t: float | None) -> float:
+        """Move to recorded time `t` (no move for an untimed moment, or with no speed); the time now."""
+        if self.speed and t is not None:
+            self.now = max(self.now, t / self.speed + self.shift)
+        return self.now
+
+    def stall(self, seconds: float, keepalive: Keepalive | None, newline: bytes) -> Iterator[Step]:
+        """`seconds` of silence (of wall time, whatever the speed), with the keep-alive comments in it."""
+        start = self.now
+        if keepalive is not None:
+            every = keepalive.every / self.speed if self.speed else keepalive.every
+            k = 1
+            while k * every < seconds:
+                yield Send(start + k * every, _comment(keepalive, newline))
+                k += 1
+        self.shift += seconds
+        self.now = start + seconds
+
+    def keepalives(self, keepalive: Keepalive, newline: bytes, t0: float, t1: float) -> Iterator[Step]:
+        """The comments a server keeping the connection alive sends between recorded times t0 and t1."""
+        k = 1
+        while t0 + k * keepalive.every < t1:
+            yield Send(self.at(t0 + k * keepalive.every), _comment(keepalive, newline))
+            k += 1
+
+
+def _comment(keepalive: Keepalive, newline: bytes) -> bytes:
+    """`: text` and a blank line, as OpenRouter (`: OPENROUTER PROCESSING`) and DeepSeek (`: keep-alive`) send them."""
+    return b": " + keepalive.text.encode("utf-8") + newline + newline
+
+
+def _dripped(steps: Iterator[Step], rate: int) -> Iterator[Step]:
+    """The steps through a link carrying `rate` bytes a second: a piece of a tenth of a second's bytes at a
+    time, each when the link has carried it, never before it was to be sent."""
+    piece = max(1, rate // 10)
+    free = 0.0  # when the link has carried everything before
+    for step in steps:
+        if isinstance(step, End):
+            yield End(max(step.at, free), step.how)
+            return
+        data = step.data
+        for i in range(0, len(data), piece):
+            part = data[i : i + piece]
+            free = max(step.at, free) + len(part) / rate
+            yield Send(free, part)
