@@ -151,7 +151,7 @@ class ReplayPlan:
         keepalive = faults.keepalive
         dropped = list(survey.dropped) if survey else []
         marker = _Boundaries()
-        newline = b"\n"
+        newline = _newline(self.chunks.chunks)  # what the comments end their lines with
         events = pos = 0
         response = self.capture.response
         last_t = (response.t if response is not None else None) or 0.0
@@ -191,8 +191,6 @@ class ReplayPlan:
             splits: list[tuple[int, int]] = []  # (offset, events sent once the bytes before it are)
             for boundary, event in marker.feed(data, start):
                 events += 1
-                if event.end + 1 == boundary:
-                    newline = b"\r\n"
                 if events in stalls or events == cut_events or events == error_at:
                     splits.append((boundary, events))
             between = marker.last == stop
@@ -360,6 +358,19 @@ class _Clock:
         while t0 + k * keepalive.every < t1:
             yield Send(self.at(t0 + k * keepalive.every), _comment(keepalive, newline))
             k += 1
+
+
+def _newline(chunks: Iterable[Chunk]) -> bytes:
+    """The stream's line end, as its first line ends: CRLF or LF (LF for a body with no line end)."""
+    prev = -1
+    for chunk in chunks:
+        data = chunk.data
+        lf = data.find(b"\n")
+        if lf >= 0:
+            return b"\r\n" if (data[lf - 1] if lf else prev) == _CR else b"\n"
+        if data:
+            prev = data[-1]
+    return b"\n"
 
 
 def _comment(keepalive: Keepalive, newline: bytes) -> bytes:

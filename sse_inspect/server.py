@@ -33,6 +33,7 @@ import itertools
 import logging
 import re
 import socket
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -326,6 +327,7 @@ class ReplayServer:
                 writer.close()
                 return False
             else:  # a reset: cut, or a recording that stopped (unknown end)
+                await self._delivered(writer)
                 _abort(writer)
                 return False
         raise AssertionError("a replay plan ends with its End")
@@ -352,6 +354,17 @@ class ReplayServer:
             return
         async with asyncio.timeout(self.limits.idle_timeout):
             await writer.drain()
+
+    async def _delivered(self, writer: asyncio.StreamWriter) -> None:
+        """Until what was written has reached the client (taken by its TCP stack), for `limits.idle_timeout` s at
+        most: a reset throws away what is still on its way, and the replay's reset comes after the bytes sent."""
+        await self._flush(writer, everything=True)
+        sock = writer.get_extra_info("socket")
+        if sock is None:
+            return
+        async with asyncio.timeout(self.limits.idle_timeout):
+            while _unsent(sock):
+                await asyncio.sleep(0.002)
 
     async def _until(self, arrived: float, at: float) -> None:
         """Until `at` seconds after the request `arrived` (a plan's wall time)."""
@@ -462,6 +475,18 @@ async def _next_event(conn: h11.Connection, reader: asyncio.StreamReader) -> obj
         if event is not h11.NEED_DATA:
             return event
         conn.receive_data(await reader.read(READ_SIZE))
+
+
+def _unsent(sock: socket.socket) -> int:
+    """Bytes written to `sock` that its peer has not acknowledged (SIOCOUTQ, as Linux and the BSDs tell
+    it); 0 where the system does not say (the reset then goes when the write buffer is empty)."""
+    try:
+        import fcntl
+        import termios
+
+        return int.from_bytes(fcntl.ioctl(sock.fileno(), termios.TIOCOUTQ, b"\0\0\0\0"), sys.byteorder)
+    except (ImportError, AttributeError, OSError):
+        return 0
 
 
 def _abort(writer: asyncio.StreamWriter) -> None:
