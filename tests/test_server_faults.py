@@ -32,9 +32,10 @@ def fetch(url: str, timeout: float = 20) -> tuple[int, dict[str, str], bytes, st
     host, _, rest = url.removeprefix("http://").partition("/")
     name, _, port = host.rpartition(":")
     conn = h11.Connection(h11.CLIENT)
-    body, status, headers = b"", 0, {}
+    body, status = b"", 0
+    headers: dict[str, str] = {}
     with socket.create_connection((name, int(port)), timeout=timeout) as sock:
-        request = conn.send(h11.Request(method="GET", target="/" + rest, headers=[("Host", host)]))
+        request = conn.send(h11.Request(method="GET", target="/" + rest, headers=[("Host", host)])) or b""
         sock.sendall(request + (conn.send(h11.EndOfMessage()) or b""))
         while True:
             event = conn.next_event()
