@@ -27,6 +27,7 @@ decoded (`decoded`: the caller drops its Content-Encoding). Nothing here waits o
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
@@ -137,19 +138,20 @@ class ReplayPlan:
         if faults.no_end_marker:
             ended = COMPLETE  # the server ends the response itself, without its marker
         survey = self._surveyed()
+        events_total, size = (survey.events, survey.size) if survey is not None else (None, None)
         cut = faults.cut
         cut_how = (RESET if cut.reset else CLOSE) if cut is not None else ""
-        cut_events = resolve(cut.value, survey.events if survey else None) if cut and cut.at == "event" else None  # type: ignore[arg-type]
-        cut_byte = resolve(cut.value, survey.size if survey else None) if cut and cut.at == "byte" else None  # type: ignore[arg-type]
-        cut_time = float(cut.value) if cut and cut.at == "time" else None  # type: ignore[arg-type]
+        cut_events = _count(cut.value, events_total) if cut is not None and cut.at == "event" else None
+        cut_byte = _count(cut.value, size) if cut is not None and cut.at == "byte" else None
+        cut_time = float(cut.value) if cut is not None and cut.at == "time" else None  # type: ignore[arg-type]
         error = faults.error
-        error_at = resolve(error.after_event, survey.events if survey else None) if error is not None else None
+        error_at = resolve(error.after_event, events_total) if error is not None else None
         stalls: dict[int, float] = {}
         for stall in faults.stalls:
-            n = resolve(stall.after_event, survey.events if survey else None)
+            n = resolve(stall.after_event, events_total)
             stalls[n] = stalls.get(n, 0.0) + stall.seconds
         keepalive = faults.keepalive
-        dropped = list(survey.dropped) if survey else []
+        dropped = deque(survey.dropped if survey is not None else ())
         marker = _Boundaries()
         newline = _newline(self.chunks.chunks)  # what the comments end their lines with
         events = pos = 0
@@ -179,7 +181,9 @@ class ReplayPlan:
         for chunk in self.chunks:
             data, t = chunk.data, chunk.t
             start, stop = pos, pos + len(data)
-            if cut_time is not None and (t or 0.0) > cut_time:
+            if cut_time is not None and (t or 0.0) > cut_time:  # the cut comes in the silence before this chunk
+                if keepalive is not None and between:
+                    yield from clock.keepalives(keepalive, newline, last_t, cut_time)
                 clock.at(cut_time)
                 yield End(clock.now, cut_how)
                 return
@@ -214,8 +218,6 @@ class ReplayPlan:
             if piece:
                 yield Send(clock.now, piece)
             pos = stop
-        for _, event in marker.close():
-            events += 1  # a last event whose CR ended the body: nothing is left to split
         end_t = end.t if end is not None else None
         if keepalive is not None and between and end_t is not None:
             yield from clock.keepalives(keepalive, newline, last_t, end_t if cut_time is None else min(end_t, cut_time))
@@ -307,16 +309,23 @@ class _Boundaries:
         return [(e.end, e) for e in waiting]
 
 
-def _kept(data: bytes, start: int, lo: int, hi: int, dropped: list[tuple[int, int]]) -> bytes:
-    """The body bytes [lo, hi) of `data` (which begins at body offset `start`), those in `dropped` ranges left out."""
-    piece = data[lo - start : hi - start]
-    if not dropped:
-        return piece
+def _count(value: float | Share, total: int | None) -> int:
+    """A cut's count of events or bytes (a whole number, or a share of `total`)."""
+    return resolve(value if isinstance(value, Share) else int(value), total)
+
+
+def _kept(data: bytes, start: int, lo: int, hi: int, dropped: deque[tuple[int, int]]) -> bytes:
+    """The body bytes [lo, hi) of `data` (which begins at body offset `start`), those in the `dropped` ranges
+    left out. The pieces asked for go forward through the body: the ranges behind them are let go."""
+    while dropped and dropped[0][1] <= lo:
+        dropped.popleft()
+    if not dropped or dropped[0][0] >= hi:
+        return data[lo - start : hi - start]
     kept = []
     at = lo
     for a, b in dropped:
-        if b <= at or a >= hi:
-            continue
+        if a >= hi:
+            break
         if a > at:
             kept.append(data[at - start : a - start])
         at = max(at, b)
