@@ -35,7 +35,7 @@ from ._analysis import body, detect, parse_chunks
 from ._capture import Capture, Chunk
 from ._decoding import body_chunks, is_identity
 from ._events import Event
-from ._faults import Cut, FaultSet, Keepalive, Share, Slow, Status, resolve
+from ._faults import Cut, FaultSet, Keepalive, Share, Slow, Stall, Status, resolve
 from ._outcome import abrupt_end
 from ._parser import EventStreamParser
 from ._rechunk import RechunkSpec, ReplayChunks
@@ -117,6 +117,36 @@ class ReplayPlan:
         if status.retry_after is not None:
             headers.append(("Retry-After", str(math.ceil(status.retry_after))))
         return status.code, headers, payload
+
+    def as_recorded(self) -> Capture:
+        """The replay as a recorder on the client's side would write it, at the recorded speed: its chunks
+        at the times they are sent (the stalls in them), its end as it ends (a cut: the server disconnected),
+        a `status:` fault's error answer in place of the stream. What `sse-inspect replay --fault` plays."""
+        from dataclasses import replace
+
+        from ._capture import End as CaptureEnd
+        from ._capture import Response
+
+        capture = self.capture
+        timed = capture.timed or any(isinstance(f, Slow | Stall) for f in self.faults.faults)
+        if self.status is not None:
+            status, headers, payload = self.error_response()
+            return replace(capture, response=Response(status=status, headers=tuple(headers), t=0.0),
+                           chunks=(Chunk(0.0, payload),), end=CaptureEnd(kind="complete", t=0.0), timed=timed)  # fmt: skip
+        steps = list(self.steps(1.0))
+        end = steps.pop()
+        assert isinstance(end, End)
+        response = capture.response
+        if response is not None and self.decoded:
+            response = replace(response, headers=tuple((k, v) for k, v in response.headers if k.lower() != "content-encoding"))
+        if end.how == COMPLETE:
+            kind, cause = "complete", None
+        elif self.faults.cut is None and capture.end is not None:  # cut as recorded
+            kind, cause = capture.end.kind, capture.end.error
+        else:
+            kind, cause = "server-disconnected", f"{self.faults.cut or 'the recording'} ({end.how})"
+        return replace(capture, response=response, chunks=tuple(Chunk(s.at, s.data) for s in steps if isinstance(s, Send)),
+                       end=CaptureEnd(kind=kind, t=end.at, error=cause), timed=timed)  # fmt: skip
 
     def steps(self, speed: float | None) -> Iterator[Step]:
         """What to write and when, then how to end: one pass of the replay. `speed`: 1 = recorded timing,

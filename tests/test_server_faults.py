@@ -18,7 +18,7 @@ import h11
 import httpx
 import pytest
 
-from sse_inspect import load_capture
+from sse_inspect import check_capture, load_capture
 from sse_inspect._fault_plan import CLOSE, COMPLETE, RESET, ReplayPlan, Send
 from sse_inspect._faults import FaultSet
 from sse_inspect.server import ReplayServerThread
@@ -166,3 +166,37 @@ def test_serve_says_what_is_wrong_with_a_fault_in_one_line(args: list[str], says
     errors = [line for line in done.stderr.splitlines() if line.startswith("Error:")]
     assert done.returncode == 2 and len(errors) == 1 and says in errors[0]  # under click's usage lines
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("faults", "text", "says"),
+    [
+        (["cut:event=4"], "The capital of", "the server, or a hop on the way, closed the connection before its end"),
+        (["error:after-event=4"], "The capital of", "the stream ended with the provider's in-band error"),
+        (["no-end-marker"], "The capital of the UK is London.", "ended cleanly without its end marker"),
+        (["status:429"], "", "the server answered 429 instead of the stream"),
+        (["keepalive:every=1s", "stall:after-event=2,for=0.2s"], "The capital of the UK is London.", None),
+    ],
+)
+def test_replay_in_the_terminal_plays_the_stream_a_client_meets_under_the_faults(
+    faults: list[str], text: str, says: str | None
+) -> None:
+    from click.testing import CliRunner
+
+    from sse_inspect.cli import cli
+
+    args = ["replay", OPENAI, "--instant"] + [a for f in faults for a in ("--fault", f)]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0  # replay plays, check judges
+    assert result.stdout.strip() == text
+    assert f"with faults: {' '.join(faults)}" in result.stderr
+    assert (says in result.stderr) if says else len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_plan_as_recorded_is_what_check_reads() -> None:
+    plan = ReplayPlan(load_capture(LAB), faults=FaultSet.parse(["cut:event=5,reset", "stall:after-event=2,for=40s"]))
+    played = plan.as_recorded()
+    assert played.end is not None and played.end.kind == "server-disconnected"
+    assert played.end.error == "cut:event=5,reset (reset)" and played.end.t is not None and played.end.t > 40
+    codes = {f.code for f in check_capture(played).findings}
+    assert {"long-silence", "connection-cut"} <= codes  # a text stream, whose `[DONE]` is optional: a cut, not a missing marker

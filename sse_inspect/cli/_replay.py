@@ -20,11 +20,12 @@ from .._analysis import analyze
 from .._events import Event
 from .._format import visible
 from .._loading import load_capture
-from .._outcome import Audience, Outcome, say
+from .._outcome import Audience, Outcome, State, say
 from .._playback import Pacing, Playback, PlaybackStep
 from .._rechunk import RechunkSpec
 from ..server import Limits, ReplayServer
 from . import _render
+from .._fault_plan import ReplayPlan
 from .._faults import Fault, FaultSet
 from ._params import capture_argument, captures_argument, dialect_option, fault_option, input_errors, rechunk_option
 
@@ -69,10 +70,19 @@ class Pace:
             yield step
 
 
-def ending(outcome: Outcome) -> str | None:
-    """How a recording that did not end cleanly ended, for the replay's last line; None when it ended cleanly."""
+def ending(outcome: Outcome, status: int | None = None) -> str | None:
+    """How a stream that did not end as it should ended, for the replay's last line: the connection's end,
+    an error status, an in-band error or no end marker; None when it ended cleanly."""
     cause = outcome.end_cause
-    return None if cause is None else say(cause, Audience.REPLAY, outcome.end)
+    if cause is not None:
+        return say(cause, Audience.REPLAY, outcome.end)
+    if not outcome.http_ok:
+        return f"the server answered {status} instead of the stream" if status else "the server answered an error status"
+    if outcome.state is State.ERRORED:
+        return "the stream ended with the provider's in-band error"
+    if outcome.state is State.NO_END_MARKER:
+        return "the stream ended cleanly without its end marker: a client cannot tell it from a whole answer"
+    return None
 
 
 @click.command()
@@ -80,21 +90,28 @@ def ending(outcome: Outcome) -> str | None:
 @speed_option
 @instant_option
 @rechunk_option
+@fault_option
 @dialect_option
 @click.option("--raw", is_flag=True, help="Show the raw bytes as they arrive, escapes visible.")
 @click.option("--events", "show_events", is_flag=True, help="Show each event as it completes.")
 @input_errors
-def replay(capture: str, speed: float, instant: bool, rechunk: RechunkSpec | None, dialect: str | None, raw: bool,
-           show_events: bool) -> None:  # fmt: skip
+def replay(capture: str, speed: float, instant: bool, rechunk: RechunkSpec | None, faults: tuple[Fault, ...],
+           dialect: str | None, raw: bool, show_events: bool) -> None:  # fmt: skip
     """Play a stream back in the terminal as its user saw it: the answer growing, with a status line.
 
     When stdout is not a terminal, plain text is written as it arrives (no control codes: those
     in the answer are written as escapes; `text` writes the answer exactly).
     A stream that did not end cleanly plays to the moment it ended (the silence before a cut
-    included), then a line on stderr says how it ended. replay plays, `check` judges: it exits 0
+    included), then a line on stderr says how it ended. --fault plays it as a client would meet
+    it under that fault (the same specs as `serve`; docs/faults.md). replay plays, `check` judges: it exits 0
     however the recording ended.
     """
     loaded = load_capture(capture)
+    if faults:  # the stream as a client meets it under the faults (re-cut first, as `serve` does)
+        fault_set = FaultSet.parse(faults)
+        loaded = ReplayPlan(loaded, rechunk=rechunk, faults=fault_set, dialect=dialect).as_recorded()
+        rechunk = None
+        _render.console(stderr=True).print(_render.safe(f"with faults: {fault_set}", newlines=False), style="dim")
     playback = Playback(loaded, rechunk=rechunk, dialect=dialect)
     console = _render.console()
     live = not (raw or show_events) and console.is_terminal
@@ -108,7 +125,7 @@ def replay(capture: str, speed: float, instant: bool, rechunk: RechunkSpec | Non
     else:
         last = _replay_plain(playback, pace)
     assert last.outcome is not None  # the last step is the end
-    note = ending(last.outcome)
+    note = ending(last.outcome, loaded.response.status if loaded.response else None)
     if note is not None:
         _render.console(stderr=True).print(_render.safe(note, newlines=False, style="bold red"))
 
