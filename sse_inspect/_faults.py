@@ -32,6 +32,7 @@ from ._errors import FaultSpecError
 
 __all__ = [
     "FAULT_FORMS",
+    "FAULT_MATRIX",
     "Cut",
     "Fault",
     "FaultSet",
@@ -49,6 +50,15 @@ FAULT_FORMS = (
     "cut:event=N|byte=N|time=S[,reset], stall:after-event=N,for=S, no-end-marker, error:after-event=N, "
     "keepalive:every=S[,text=T], slow:bytes-per-s=N, status:CODE[,retry-after=S] (N may be P%)"
 )
+FAULT_MATRIX = (
+    "cut:event=50%", "cut:event=50%,reset", "cut:byte=50%", "no-end-marker", "error:after-event=50%",
+    "keepalive:every=50ms", "stall:after-event=50%,for=1s", "status:429,retry-after=1", "status:500",
+)  # fmt: skip
+"""The standard faults, each fast enough for a test suite (a second at most): a close and a reset halfway
+through the events, a close mid-event, no end marker, the provider's in-band error, keep-alive comments,
+a one-second stall, a rate limit and a server error. A correct client, on each, either fails loudly
+(raises, exits non-zero) or gives the whole answer: never a part of it as if it were all (the pytest
+plugin's `sse_fault` runs a test once per fault, `certify` runs a client under each)."""
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0}
 
 
