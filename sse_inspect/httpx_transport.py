@@ -12,19 +12,28 @@ same `CaptureTransport` goes into an `httpx.Client` or an `httpx2.Client`. The S
 
 The body comes as the capture's chunks (re-cut if asked); a capture that did not end cleanly
 raises the package's `RemoteProtocolError` after its last chunk, as a cut connection does.
-Importing this module needs httpx or httpx2 (either is enough).
+With faults (`faults=["cut:event=50%"]`, see `_faults`) it walks the same `ReplayPlan` as the
+replay server and ends as a socket would make the package end: a cut is the `RemoteProtocolError`
+of a close mid-body, a reset cut the `ReadError` of a reset, a stall longer than the request's read
+timeout the `ReadTimeout` (after waiting the timeout), a `status:` fault an error answer. There is
+no other timing: only stalls and a slow link wait (`time.sleep`, or `asyncio.sleep` for async
+clients). Importing this module needs httpx or httpx2 (either is enough).
 """
 
 from __future__ import annotations
 
+import asyncio
 import importlib
-from collections.abc import AsyncIterator, Iterator
+import time
+from collections.abc import AsyncIterator, Iterable, Iterator
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from ._capture import Capture, Chunk
+from ._capture import Capture
+from ._fault_plan import CLOSE, COMPLETE, ReplayPlan, Send
+from ._faults import Fault, FaultSet
 from ._outcome import abrupt_end
-from ._rechunk import RechunkSpec, ReplayChunks, replay_chunks
+from ._rechunk import RechunkSpec, ReplayChunks, parse_rechunk_spec
 from .server import HOP_BY_HOP
 
 __all__ = ["CaptureTransport", "PACKAGES"]
@@ -59,28 +68,39 @@ else:
     _base_package = PACKAGES.get("httpx2") or PACKAGES["httpx"]
     _Bases = (_base_package.BaseTransport, _base_package.AsyncBaseTransport)
 
+# What the package raises, over a socket, when a chunked body ends in each way (checked against the
+# replay server in tests/test_inprocess_faults.py): h11's words for a FIN mid-body, the errno of a reset.
+CLOSED = "peer closed connection without sending complete message body (incomplete chunked read)"
+RESET_BY_PEER = "[Errno 104] Connection reset by peer"
+
 
 class _Flavor:
     """The classes of one package that a response is built from."""
 
     def __init__(self, package: ModuleType) -> None:
         self.package = package
-        self.error: type[Exception] = package.RemoteProtocolError
 
         class SyncStream(package.SyncByteStream):  # type: ignore[name-defined,misc]
-            def __init__(self, body: Iterator[bytes]) -> None:
+            def __init__(self, body: Iterator[tuple[float, bytes]]) -> None:
                 self.body = body
 
             def __iter__(self) -> Iterator[bytes]:
-                return self.body
+                for wait, data in self.body:
+                    if wait > 0:
+                        time.sleep(wait)
+                    if data:
+                        yield data
 
         class AsyncStream(package.AsyncByteStream):  # type: ignore[name-defined,misc]
-            def __init__(self, body: Iterator[bytes]) -> None:
+            def __init__(self, body: Iterator[tuple[float, bytes]]) -> None:
                 self.body = body
 
             async def __aiter__(self) -> AsyncIterator[bytes]:
-                for data in self.body:
-                    yield data
+                for wait, data in self.body:
+                    if wait > 0:
+                        await asyncio.sleep(wait)
+                    if data:
+                        yield data
 
         self.sync, self.async_ = SyncStream, AsyncStream
 
@@ -89,12 +109,25 @@ _FLAVORS = {name: _Flavor(package) for name, package in PACKAGES.items()}
 
 
 class CaptureTransport(*_Bases):  # type: ignore[misc]
-    """Serves `capture` to every request, sync or async, of httpx or httpx2 clients.
-    No timing: chunks come as fast as read."""
+    """Serves `capture` to every request, sync or async, of httpx or httpx2 clients, re-cut as `rechunk`
+    says and with `faults` (specs such as "cut:event=50%", or a FaultSet; a FaultSpecError when bad).
+    `dialect` names whose end markers and in-band error the faults use (default: detected). No timing
+    but the faults': chunks come as fast as read."""
 
-    def __init__(self, capture: Capture, *, rechunk: str | RechunkSpec | None = None) -> None:
+    def __init__(
+        self,
+        capture: Capture,
+        *,
+        rechunk: str | RechunkSpec | None = None,
+        faults: FaultSet | str | Iterable[str | Fault] = (),
+        dialect: str | None = None,
+    ) -> None:
         self.capture = capture
-        self.chunks: ReplayChunks = replay_chunks(capture.chunks, rechunk)
+        self.faults = _fault_set(faults)
+        spec = parse_rechunk_spec(rechunk) if isinstance(rechunk, str) else rechunk
+        self.plan = ReplayPlan(capture, rechunk=spec, faults=self.faults, dialect=dialect)
+        """What each request is answered with: the bytes, the waits and the end."""
+        self.chunks: ReplayChunks = self.plan.chunks
         self.requests: list[Any] = []
         """Every request received (an httpx.Request or an httpx2.Request), for assertions."""
 
@@ -105,27 +138,60 @@ class CaptureTransport(*_Bases):  # type: ignore[misc]
             raise TypeError(f"CaptureTransport serves httpx and httpx2 requests, not {type(request).__qualname__}")
         return flavor
 
-    def _response(self, request: Any, flavor: _Flavor, stream: Any) -> Any:
+    def _response(self, request: Any, flavor: _Flavor, stream_class: type) -> Any:
         self.requests.append(request)
+        package, plan = flavor.package, self.plan
+        if plan.status is not None:  # the error answer instead of the stream
+            status, headers, payload = plan.error_response()
+            headers.append(("Content-Length", str(len(payload))))
+            stream = stream_class(iter([(0.0, payload)]))  # a stream, as a transport's answer is: not read yet
+            return package.Response(status, headers=headers, stream=stream, request=request)
         r = self.capture.response
-        headers = [(k, v) for k, v in r.headers if k.lower() not in HOP_BY_HOP] if r else [
+        drop = HOP_BY_HOP | {"content-encoding"} if plan.decoded else HOP_BY_HOP
+        headers = [(k, v) for k, v in r.headers if k.lower() not in drop] if r else [
             ("Content-Type", "text/event-stream")
         ]  # fmt: skip
-        return flavor.package.Response(r.status if r else 200, headers=headers, stream=stream, request=request)
+        stream = stream_class(self._body(package, request, time.monotonic()))
+        return package.Response(r.status if r else 200, headers=headers, stream=stream, request=request)
 
     def handle_request(self, request: Any) -> Any:
         flavor = self._flavor(request)
         request.read()
-        return self._response(request, flavor, flavor.sync(self._body(flavor.error)))
+        return self._response(request, flavor, flavor.sync)
 
     async def handle_async_request(self, request: Any) -> Any:
         flavor = self._flavor(request)
         await request.aread()
-        return self._response(request, flavor, flavor.async_(self._body(flavor.error)))
+        return self._response(request, flavor, flavor.async_)
 
-    def _body(self, error: type[Exception]) -> Iterator[bytes]:
-        for chunk in self.chunks:
-            yield chunk.data
-        reason = abrupt_end(self.capture.end)
-        if reason is not None:
-            raise error(f"the recorded stream ended abruptly ({reason})")
+    def _body(self, package: ModuleType, request: Any, start: float) -> Iterator[tuple[float, bytes]]:
+        """The plan as (seconds to wait, bytes to give) for a request that arrived at `start` (monotonic),
+        the waits as long as a socket's read would block; at the end, what the package raises there.
+        The stream sleeps each wait before it asks for the next piece, so a raise comes after its wait."""
+        timeout = request.extensions.get("timeout", {}).get("read")
+        for step in self.plan.steps(None):
+            wait = start + step.at - time.monotonic()
+            if timeout is not None and wait > timeout:  # a socket's read gives up first
+                yield timeout, b""
+                raise package.ReadTimeout("timed out", request=request)
+            if isinstance(step, Send):
+                yield wait, step.data
+                continue
+            yield wait, b""
+            if step.how == COMPLETE:
+                return
+            if step.how == CLOSE:
+                raise package.RemoteProtocolError(CLOSED, request=request)
+            cut = self.faults.cut
+            reason = abrupt_end(self.capture.end)
+            if (cut is None or not cut.reset) and reason is not None:  # the recording's own end, not a fault's
+                raise package.RemoteProtocolError(f"the recorded stream ended abruptly ({reason})", request=request)
+            reset = ConnectionResetError(104, "Connection reset by peer")
+            raise package.ReadError(RESET_BY_PEER, request=request) from reset
+
+
+def _fault_set(faults: FaultSet | str | Iterable[str | Fault]) -> FaultSet:
+    """The faults as a FaultSet: one spec, several, or a set already made."""
+    if isinstance(faults, FaultSet):
+        return faults
+    return FaultSet.parse([faults] if isinstance(faults, str) else faults)

@@ -10,39 +10,71 @@ chunked response does through urllib3: `iter_content(chunk_size=None)` yields th
 chunks as cut (re-cut if asked); `iter_content(n)` and `iter_lines()` pieces of at most `n` bytes
 of one chunk, never joining two. A Content-Encoding (gzip, br, zstd) is undone as urllib3 does.
 A capture that did not end cleanly raises requests' `ChunkedEncodingError` after its last chunk,
-as a cut connection does. Importing this module needs requests.
+as a cut connection does. With faults (`faults=["cut:event=50%"]`, see `_faults`) it walks the same
+`ReplayPlan` as the replay server and ends as urllib3 ends over a socket: a cut (a close mid-body or a
+reset) is the `ProtocolError` requests turns into `ChunkedEncodingError`, a stall longer than the read
+timeout the `ReadTimeoutError` it turns into `ConnectionError` (after waiting the timeout), a `status:`
+fault an error answer. Only stalls and a slow link wait. Importing this module needs requests.
 """
 
 from __future__ import annotations
 
 import http.client
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
 try:
     import requests
     from requests.adapters import BaseAdapter
     from requests.structures import CaseInsensitiveDict
     from requests.utils import get_encoding_from_headers
-    from urllib3.exceptions import DecodeError, ProtocolError
+    from urllib3 import Timeout
+    from urllib3.connectionpool import connection_from_url
+    from urllib3.exceptions import DecodeError, ProtocolError, ReadTimeoutError
 except ImportError:  # pragma: no cover - exercised in a subprocess by the tests
     raise ImportError("sse_inspect.requests_adapter needs requests: pip install requests") from None
 
-from ._capture import Capture, Chunk
+from ._capture import Capture
 from ._decoding import BodyDecoder, ContentDecodingError
+from ._fault_plan import CLOSE, COMPLETE, ReplayPlan, Send
+from ._faults import Fault, FaultSet
 from ._outcome import abrupt_end
-from ._rechunk import RechunkSpec, ReplayChunks, replay_chunks
+from ._rechunk import RechunkSpec, ReplayChunks, parse_rechunk_spec
 from .server import HOP_BY_HOP
 
 __all__ = ["CaptureAdapter"]
 
+# What urllib3 raises, over a socket, when a chunked body ends in each way (checked against the replay
+# server in tests/test_inprocess_faults.py): a FIN mid-body, a reset.
+CLOSED = "Response ended prematurely"
+RESET_BY_PEER = "Connection broken: ConnectionResetError(104, 'Connection reset by peer')"
+
+Timeouts = float | tuple[float | None, float | None] | Timeout | None
+"""What requests passes to `send` as `timeout`: one for both, (connect, read), or urllib3's Timeout."""
+
 
 class CaptureAdapter(BaseAdapter):
-    """Serves `capture` to every request sent through the prefixes it is mounted on. No timing."""
+    """Serves `capture` to every request sent through the prefixes it is mounted on, re-cut as `rechunk`
+    says and with `faults` (specs such as "cut:event=50%", or a FaultSet; a FaultSpecError when bad).
+    `dialect` names whose end markers and in-band error the faults use (default: detected). No timing
+    but the faults'."""
 
-    def __init__(self, capture: Capture, *, rechunk: str | RechunkSpec | None = None) -> None:
+    def __init__(
+        self,
+        capture: Capture,
+        *,
+        rechunk: str | RechunkSpec | None = None,
+        faults: FaultSet | str | Iterable[str | Fault] = (),
+        dialect: str | None = None,
+    ) -> None:
         super().__init__()
         self.capture = capture
-        self.chunks: ReplayChunks = replay_chunks(capture.chunks, rechunk)
+        self.faults = _fault_set(faults)
+        spec = parse_rechunk_spec(rechunk) if isinstance(rechunk, str) else rechunk
+        self.plan = ReplayPlan(capture, rechunk=spec, faults=self.faults, dialect=dialect)
+        """What each request is answered with: the bytes, the waits and the end."""
+        self.chunks: ReplayChunks = self.plan.chunks
         self.requests: list[requests.PreparedRequest] = []
         """Every request received, for assertions."""
 
@@ -50,25 +82,36 @@ class CaptureAdapter(BaseAdapter):
         self,
         request: requests.PreparedRequest,
         stream: bool = False,
-        timeout: float | tuple[float | None, float | None] | None = None,
+        timeout: Timeouts = None,
         verify: bool | str = True,
         cert: bytes | str | tuple[bytes | str, bytes | str] | None = None,
         proxies: Mapping[str, str] | None = None,
     ) -> requests.Response:
         self.requests.append(request)
+        plan = self.plan
         r = self.capture.response
-        status = r.status if r else 200
         headers: CaseInsensitiveDict[str] = CaseInsensitiveDict()
-        for name, value in r.headers if r else (("Content-Type", "text/event-stream"),):
-            if name.lower() in HOP_BY_HOP:
+        if plan.status is not None:  # the error answer instead of the stream
+            status, error_headers, payload = plan.error_response()
+            reason = ""
+            recorded: Iterable[tuple[str, str]] = [*error_headers, ("Content-Length", str(len(payload)))]
+            body: Iterator[bytes] = iter([payload])
+            drop: frozenset[str] = frozenset()
+        else:
+            status, reason = (r.status, r.reason or "") if r else (200, "")
+            recorded = r.headers if r else (("Content-Type", "text/event-stream"),)
+            body = self._body(request.url or "", _read_timeout(timeout), time.monotonic())
+            drop = HOP_BY_HOP | {"content-encoding"} if plan.decoded else HOP_BY_HOP
+        for name, value in recorded:
+            if name.lower() in drop:
                 continue
             headers[name] = f"{headers[name]}, {value}" if name in headers else value  # as urllib3 folds them
         response = requests.Response()
         response.status_code = status
-        response.reason = (r.reason if r else "") or http.client.responses.get(status, "")
+        response.reason = reason or http.client.responses.get(status, "Overloaded" if status == 529 else "")
         response.headers = headers
         response.encoding = get_encoding_from_headers(headers)
-        response.raw = _Body(self._body(), headers.get("content-encoding"))
+        response.raw = _Body(body, headers.get("content-encoding"))
         response.url = request.url or ""
         response.request = request
         response.connection = self  # type: ignore[assignment]  # requests expects its HTTPAdapter here
@@ -77,12 +120,53 @@ class CaptureAdapter(BaseAdapter):
     def close(self) -> None:
         pass
 
-    def _body(self) -> Iterator[bytes]:
-        for chunk in self.chunks:
-            yield chunk.data
-        reason = abrupt_end(self.capture.end)
-        if reason is not None:
-            raise ProtocolError(f"Connection broken: the recorded stream ended abruptly ({reason})")
+    def _body(self, url: str, timeout: float | None, start: float) -> Iterator[bytes]:
+        """The plan's bytes for a request that arrived at `start` (monotonic), each after its wait, the
+        waits as long as a socket's read would block; at the end, what urllib3 raises there."""
+        for step in self.plan.steps(None):
+            wait = start + step.at - time.monotonic()
+            if timeout is not None and wait > timeout:  # a socket's read gives up first
+                time.sleep(timeout)
+                raise ReadTimeoutError(_pool(url), url, "Read timed out.")
+            if wait > 0:
+                time.sleep(wait)
+            if isinstance(step, Send):
+                yield step.data
+            elif step.how == COMPLETE:
+                return
+            elif step.how == CLOSE:
+                raise ProtocolError(CLOSED)
+            else:
+                cut = self.faults.cut
+                reason = abrupt_end(self.capture.end)
+                if (cut is None or not cut.reset) and reason is not None:  # the recording's own end, not a fault's
+                    raise ProtocolError(f"Connection broken: the recorded stream ended abruptly ({reason})")
+                raise ProtocolError(RESET_BY_PEER, ConnectionResetError(104, "Connection reset by peer"))
+
+
+def _fault_set(faults: FaultSet | str | Iterable[str | Fault]) -> FaultSet:
+    """The faults as a FaultSet: one spec, several, or a set already made."""
+    if isinstance(faults, FaultSet):
+        return faults
+    return FaultSet.parse([faults] if isinstance(faults, str) else faults)
+
+
+def _pool(url: str) -> Any:
+    """The connection pool urllib3 names in a timeout's message (`HTTPConnectionPool(host='replay', port=80)`);
+    made, never connected."""
+    try:
+        return connection_from_url(url)
+    except ValueError:  # no host in the URL
+        return None
+
+
+def _read_timeout(timeout: Timeouts) -> float | None:
+    """The read timeout in what requests passes to `send`: seconds, or None (no timeout)."""
+    if isinstance(timeout, tuple):
+        timeout = timeout[1]
+    elif isinstance(timeout, Timeout):
+        timeout = timeout.read_timeout  # type: ignore[assignment]
+    return float(timeout) if isinstance(timeout, int | float) else None
 
 
 class _Body:
