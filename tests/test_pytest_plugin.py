@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from sse_inspect import Capture, Chunk, End, Request, Response, analyze, dump_capture, load_capture
-from sse_inspect.pytest_plugin import RECHUNK_MATRIX
+from sse_inspect.pytest_plugin import FAULT_MATRIX, RECHUNK_MATRIX
 
 from .helpers import CORPUS, ROOT, openai_chat_text
 
@@ -119,8 +119,179 @@ def test_buggy_clients_fail_where_they_should(pytester: pytest.Pytester, client:
 
 def test_fixtures_listed_and_config_free(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess("--fixtures", "-p", "no:cacheprovider")
-    for name in ("sse_replay", "sse_transport", "sse_rechunk"):
+    for name in ("sse_replay", "sse_transport", "sse_requests_adapter", "sse_rechunk", "sse_fault"):
         result.stdout.fnmatch_lines([f"{name}*"])
+
+
+# -- faults -------------------------------------------------------------------------------------
+
+
+def timed_capture() -> Capture:
+    """An OpenAI-style stream, an event a chunk every 0.1 s (keep-alive comments go in its gaps)."""
+    events = [{"choices": [{"index": 0, "delta": {"content": w}}]} for w in ["Café ", "costs ", "3 €", " 😀"]]
+    bodies = [b"data: " + json.dumps(e, ensure_ascii=False).encode() + b"\n\n" for e in events] + [b"data: [DONE]\n\n"]
+    return Capture(
+        chunks=tuple(Chunk(0.1 * (i + 1), b) for i, b in enumerate(bodies)),
+        request=Request(method="POST", url="http://api.test/v1/chat/completions"),
+        response=Response(status=200, headers=(("Content-Type", "text/event-stream"),), t=0.05),
+        end=End(kind="complete", t=0.1 * len(bodies) + 0.05),
+    )
+
+
+FAULT_CLIENTS = """
+import json
+import httpx
+from sse_inspect import EventStreamParser, Event
+
+WHOLE = "Café costs 3 € 😀"
+
+
+class Incomplete(Exception):
+    pass
+
+
+def read(response):
+    parser, text, done = EventStreamParser(), "", False
+    for data in response.iter_raw():
+        for item in parser.feed(data):
+            if not isinstance(item, Event):
+                continue
+            if item.data == "[DONE]":
+                done = True
+                continue
+            payload = json.loads(item.data)
+            if item.event == "error" or "error" in payload:
+                raise Incomplete(f"the provider's error: {payload}")
+            for choice in payload.get("choices", []):
+                text += choice["delta"].get("content") or ""
+    return text, done
+
+
+def loud_client(http, url):
+    \"\"\"Says when it did not get the whole answer: an error status, a cut, an in-band error, no [DONE].\"\"\"
+    with http.stream("POST", url, json={"stream": True}, timeout=5) as r:
+        r.raise_for_status()
+        text, done = read(r)
+    if not done:
+        raise Incomplete("the stream ended without [DONE]")
+    return text
+
+
+def swallowing_client(http, url):
+    \"\"\"BUGGY: keeps what it got when the connection fails, reads any status, skips what is not a token.\"\"\"
+    text = ""
+    try:
+        with http.stream("POST", url, json={"stream": True}, timeout=5) as r:
+            parser = EventStreamParser()
+            for data in r.iter_raw():
+                for item in parser.feed(data):
+                    if isinstance(item, Event) and item.data != "[DONE]":
+                        for choice in json.loads(item.data).get("choices", []):
+                            text += choice["delta"].get("content") or ""
+    except httpx.HTTPError:
+        pass
+    return text
+"""
+
+FAULT_TESTS = """
+import httpx
+import requests
+from clients import WHOLE, {client} as client
+
+
+def check(http, url):
+    try:
+        text = client(http, url)
+    except Exception:
+        return  # it failed loudly: fine
+    assert text == WHOLE  # else it must have the whole answer
+
+
+def test_over_http(sse_replay, sse_fault):
+    check(httpx, sse_replay("capture.jsonl", faults=sse_fault))
+
+
+def test_in_process(sse_transport, sse_fault):
+    with httpx.Client(transport=sse_transport("capture.jsonl", faults=[sse_fault])) as http:
+        check(http, "http://api.test/v1/chat/completions")
+"""
+
+
+def write_fault_project(pytester: pytest.Pytester, client: str) -> None:
+    (pytester.path / "capture.jsonl").write_text(dump_capture(timed_capture()))
+    pytester.makepyfile(clients=FAULT_CLIENTS, test_user=FAULT_TESTS.replace("{client}", client))
+
+
+def test_a_loud_client_passes_every_fault(pytester: pytest.Pytester) -> None:
+    """`sse_fault` runs a test once per fault of FAULT_MATRIX, over HTTP and in process alike."""
+    write_fault_project(pytester, "loud_client")
+    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2 * len(FAULT_MATRIX))
+
+
+def test_a_client_that_swallows_faults_fails_where_it_should(pytester: pytest.Pytester) -> None:
+    write_fault_project(pytester, "swallowing_client")
+    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider", "-rf")
+    out = result.stdout.str()
+    for test in ("test_over_http", "test_in_process"):
+        failed = {spec for spec in FAULT_MATRIX if f"FAILED test_user.py::{test}[{spec}]" in out}
+        assert failed == {"cut:event=50%", "cut:event=50%,reset", "cut:byte=50%", "error:after-event=50%",
+                          "status:429,retry-after=1", "status:500"}, out  # fmt: skip
+
+
+def test_the_fixtures_take_faults(pytester: pytest.Pytester) -> None:
+    """A spec, a list or a FaultSet, to each factory; the requests adapter too."""
+    (pytester.path / "capture.jsonl").write_text(dump_capture(timed_capture()))
+    pytester.makepyfile(
+        test_user=textwrap.dedent("""
+            import httpx
+            import pytest
+            import requests
+            from sse_inspect._faults import FaultSet
+
+            URL = "http://api.test/v1/chat/completions"
+
+            def test_replay(sse_replay):
+                url = sse_replay("capture.jsonl", faults=FaultSet.parse(["status:429,retry-after=2"]))
+                r = httpx.post(url)
+                assert (r.status_code, r.headers["retry-after"]) == (429, "2")
+
+            def test_transport(sse_transport):
+                got = b""
+                with httpx.Client(transport=sse_transport("capture.jsonl", faults="cut:event=2")) as http:
+                    with pytest.raises(httpx.RemoteProtocolError), http.stream("POST", URL) as r:
+                        for data in r.iter_raw():
+                            got += data
+                assert got.count(b"data: ") == 2
+
+            def test_requests(sse_requests_adapter):
+                session = requests.Session()
+                session.mount("http://api.test/", sse_requests_adapter("capture.jsonl", faults=["no-end-marker"]))
+                body = session.post(URL).content
+                assert body.count(b"data: ") == 4 and b"[DONE]" not in body
+        """)
+    )
+    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=3)
+
+
+def test_a_bad_fault_spec_fails_the_test_in_one_line(pytester: pytest.Pytester) -> None:
+    (pytester.path / "capture.jsonl").write_text(dump_capture(timed_capture()))
+    pytester.makepyfile(
+        test_user=textwrap.dedent("""
+            def test_replay(sse_replay):
+                sse_replay("capture.jsonl", faults="cut:event=many")
+
+            def test_transport(sse_transport):
+                sse_transport("capture.jsonl", faults=["stall:after-event=1"])
+        """)
+    )
+    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=2)
+    out = result.stdout.str()
+    assert "bad fault spec 'cut:event=many': event= takes a whole number or a share such as 50%" in out
+    assert "bad fault spec 'stall:after-event=1': stall: needs for=" in out
+    assert "Traceback" not in out and "FaultSpecError" not in out and "raise " not in out, out
 
 
 def test_replay_url_points_at_the_captured_path(sse_replay) -> None:  # type: ignore[no-untyped-def]
