@@ -170,7 +170,7 @@ class CaptureTransport(*_Bases):  # type: ignore[misc]
         The stream sleeps each wait before it asks for the next piece, so a raise comes after its wait."""
         timeout = request.extensions.get("timeout", {}).get("read")
         for step in self.plan.steps(None):
-            wait = start + step.at - time.monotonic()
+            wait = start + step.at - time.monotonic() if step.at else 0.0  # (at 0: due since the request came)
             if timeout is not None and wait > timeout:  # a socket's read gives up first
                 yield timeout, b""
                 raise package.ReadTimeout("timed out", request=request)

@@ -124,7 +124,7 @@ class CaptureAdapter(BaseAdapter):
         """The plan's bytes for a request that arrived at `start` (monotonic), each after its wait, the
         waits as long as a socket's read would block; at the end, what urllib3 raises there."""
         for step in self.plan.steps(None):
-            wait = start + step.at - time.monotonic()
+            wait = start + step.at - time.monotonic() if step.at else 0.0  # (at 0: due since the request came)
             if timeout is not None and wait > timeout:  # a socket's read gives up first
                 time.sleep(timeout)
                 raise ReadTimeoutError(_pool(url), url, "Read timed out.")
