@@ -11,7 +11,9 @@ stall before it, later still where a `slow` link has not yet carried the bytes b
 capture's (re-cut as asked), cut where the faults say:
 
 - at an event boundary (`cut:event`, `stall`, `error`, keep-alive comments): just past the blank line
-  that ends the event (past its LF, for a CRLF), found by the parser, so the client has whole events;
+  that ends the event (past its LF, for a CRLF), found by the parser, so the client has whole events.
+  Keep-alives go in the recorded silences between events; a capture with no timing (a raw body, an
+  import) has none to show, so it gets one comment before each event and after the last;
 - at a body byte (`cut:byte`, counted in the capture's body as `sse-inspect events` shows offsets) or a
   recorded time (`cut:time`), wherever it falls: mid-event, mid-character;
 - without the dialect's end-marker events (`no-end-marker`), which a first pass over the body finds
@@ -189,8 +191,12 @@ class ReplayPlan:
         last_t = (response.t if response is not None else None) or 0.0
         between = True  # the bytes so far end between events: a keep-alive comment may go here
 
+        every_event = keepalive is not None and not self.capture.timed  # no silences known: a comment at each boundary
+
         def at_events(n: int) -> Iterator[Step | None]:
             """What happens once `n` events have been sent: a stall, the cut or the error (then None: the end)."""
+            if every_event:
+                yield Send(clock.now, _comment(keepalive, newline))  # type: ignore[arg-type]
             if n in stalls:
                 yield from clock.stall(stalls.pop(n), keepalive, newline)
             if n == cut_events:
@@ -225,7 +231,7 @@ class ReplayPlan:
             splits: list[tuple[int, int]] = []  # (offset, events sent once the bytes before it are)
             for boundary, event in marker.feed(data, start):
                 events += 1
-                if events in stalls or events == cut_events or events == error_at:
+                if every_event or events in stalls or events == cut_events or events == error_at:
                     splits.append((boundary, events))
             between = marker.last == stop
             if cut_byte is not None and start < cut_byte <= stop:

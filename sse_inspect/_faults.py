@@ -195,6 +195,15 @@ class FaultSet:
                 raise FaultSpecError(f"one {same[0].partition(':')[0]} fault at most: {' and '.join(same)}")
         return cls(faults)
 
+    @classmethod
+    def of(cls, faults: FaultSet | str | Fault | Iterable[str | Fault] | None) -> FaultSet:
+        """The set of what an API takes as `faults`: one spec or fault, several, a set already made, or None."""
+        if isinstance(faults, FaultSet):
+            return faults
+        if faults is None:
+            return cls()
+        return cls.parse([faults] if isinstance(faults, str | Fault) else faults)
+
     def __bool__(self) -> bool:
         return bool(self.faults)
 

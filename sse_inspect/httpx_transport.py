@@ -119,11 +119,11 @@ class CaptureTransport(*_Bases):  # type: ignore[misc]
         capture: Capture,
         *,
         rechunk: str | RechunkSpec | None = None,
-        faults: FaultSet | str | Iterable[str | Fault] = (),
+        faults: FaultSet | str | Fault | Iterable[str | Fault] = (),
         dialect: str | None = None,
     ) -> None:
         self.capture = capture
-        self.faults = _fault_set(faults)
+        self.faults = FaultSet.of(faults)
         spec = parse_rechunk_spec(rechunk) if isinstance(rechunk, str) else rechunk
         self.plan = ReplayPlan(capture, rechunk=spec, faults=self.faults, dialect=dialect)
         """What each request is answered with: the bytes, the waits and the end."""
@@ -189,9 +189,3 @@ class CaptureTransport(*_Bases):  # type: ignore[misc]
             reset = ConnectionResetError(104, "Connection reset by peer")
             raise package.ReadError(RESET_BY_PEER, request=request) from reset
 
-
-def _fault_set(faults: FaultSet | str | Iterable[str | Fault]) -> FaultSet:
-    """The faults as a FaultSet: one spec, several, or a set already made."""
-    if isinstance(faults, FaultSet):
-        return faults
-    return FaultSet.parse([faults] if isinstance(faults, str) else faults)

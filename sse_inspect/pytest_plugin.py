@@ -78,9 +78,7 @@ def _specs(rechunk: str | None, faults: Faults) -> tuple[RechunkSpec | None, Fau
     __tracebackhide__ = True
     try:
         spec = parse_rechunk_spec(rechunk) if rechunk else None
-        if faults is None or isinstance(faults, FaultSet):
-            return spec, faults or FaultSet()
-        return spec, FaultSet.parse([faults] if isinstance(faults, str) else faults)
+        return spec, FaultSet.of(faults)
     except (RechunkSpecError, FaultSpecError) as e:
         pytest.fail(str(e), pytrace=False)
 

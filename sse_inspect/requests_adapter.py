@@ -65,12 +65,12 @@ class CaptureAdapter(BaseAdapter):
         capture: Capture,
         *,
         rechunk: str | RechunkSpec | None = None,
-        faults: FaultSet | str | Iterable[str | Fault] = (),
+        faults: FaultSet | str | Fault | Iterable[str | Fault] = (),
         dialect: str | None = None,
     ) -> None:
         super().__init__()
         self.capture = capture
-        self.faults = _fault_set(faults)
+        self.faults = FaultSet.of(faults)
         spec = parse_rechunk_spec(rechunk) if isinstance(rechunk, str) else rechunk
         self.plan = ReplayPlan(capture, rechunk=spec, faults=self.faults, dialect=dialect)
         """What each request is answered with: the bytes, the waits and the end."""
@@ -143,12 +143,6 @@ class CaptureAdapter(BaseAdapter):
                     raise ProtocolError(f"Connection broken: the recorded stream ended abruptly ({reason})")
                 raise ProtocolError(RESET_BY_PEER, ConnectionResetError(104, "Connection reset by peer"))
 
-
-def _fault_set(faults: FaultSet | str | Iterable[str | Fault]) -> FaultSet:
-    """The faults as a FaultSet: one spec, several, or a set already made."""
-    if isinstance(faults, FaultSet):
-        return faults
-    return FaultSet.parse([faults] if isinstance(faults, str) else faults)
 
 
 def _pool(url: str) -> Any:

@@ -112,7 +112,7 @@ class ReplayServer:
         port: int = 0,
         speed: float | None = 1.0,
         rechunk_spec: RechunkSpec | None = None,
-        faults: FaultSet | Sequence[str | Fault] = FaultSet(),
+        faults: FaultSet | str | Fault | Sequence[str | Fault] = FaultSet(),
         dialect: str | None = None,
         cors: bool = True,
         limits: Limits = Limits(),
@@ -120,7 +120,7 @@ class ReplayServer:
     ) -> None:
         if not captures:
             raise ValueError("a replay server needs at least one capture")
-        self.faults = faults if isinstance(faults, FaultSet) else FaultSet.parse(faults)
+        self.faults = FaultSet.of(faults)
         """What every replay suffers (`_faults`; empty: each plays as recorded). A FaultSpecError when bad."""
         self.dialect = dialect
         """The captures' dialect for the faults that need one (end markers, in-band errors); None: detected."""

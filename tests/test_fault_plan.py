@@ -282,3 +282,26 @@ def test_comments_and_events_read_back_whole_at_every_cut() -> None:
         assert [e.data for e in items if isinstance(e, Event)] == [e.data for e in EventStreamParser().feed(body) if isinstance(e, Event)]
         assert all(b": keep-alive\r\n\r\n" in s.data or b"keep-alive" not in s.data for s in sends)
         assert sum(isinstance(i, Comment) for i in items) in (0, 2)  # two periods of the 2.9 s silence, where it falls between events
+
+
+@settings(max_examples=40, deadline=None)
+@given(captures(), st.sampled_from(CUTS))
+def test_an_untimed_capture_gets_a_keepalive_at_every_event_boundary(capture: Capture, cut: str) -> None:
+    """No silences are known: one comment before the first event and after each (what OpenRouter sends
+    before its first token, what a server sends between slow events)."""
+    from dataclasses import replace
+
+    untimed = replace(capture, timed=False, chunks=tuple(Chunk(None, c.data) for c in capture.chunks))
+    body = body_of(untimed)
+    sends, _ = run(untimed, ["keepalive:every=15s"], cut)
+    newline = b"\r\n" if b"\r\n" in body else b"\n"
+    comment = b": keep-alive" + newline + newline
+    pieces = [s.data for s in sends]
+    assert b"".join(p for p in pieces if p != comment) == body
+    at, places = 0, []
+    for piece in pieces:
+        if piece == comment:
+            places.append(at)
+        else:
+            at += len(piece)
+    assert places == [0, *boundaries(body)]
