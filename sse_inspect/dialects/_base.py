@@ -10,11 +10,16 @@ through a whole dialect.
 Speed note (the end-to-end benchmark needs it): `EventFlags`'s `&` is int's, so testing a flag of every
 event costs what testing an int does (enum's own `&` is Python code, tens of times slower); `feed`
 computes with the plain-int names `TEXT`, `END`, ... and returns the `EventFlags` of the result.
+
+A dialect also writes: the faults a replay adds in its provider's own shape, an in-band error
+(`Dialect.fault_error`) and an error response (`Dialect.error_body`), built with the writers at the
+end of this module (docs/faults.md says what each fault models).
 """
 
 from __future__ import annotations
 
 import enum
+import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar
@@ -24,7 +29,21 @@ from .._fastjson import loads
 from ._accumulate import DONE, Channel, ChoiceState, as_dict, as_str, event_kind, inband_error, label
 from ._answer import Answer, Choice, Holding, InbandError
 
-__all__ = ["END", "ERROR", "INVALID_JSON", "KEPT", "TEXT", "Dialect", "EventFlags", "Reader"]
+__all__ = [
+    "END",
+    "ERROR",
+    "INVALID_JSON",
+    "JSON",
+    "KEPT",
+    "TEXT",
+    "Dialect",
+    "EventFlags",
+    "Reader",
+    "error_event",
+    "event",
+    "json_body",
+    "phrase",
+]
 
 KEPT = 1000
 """How many indices of end markers and of invalid payloads a reader keeps (the counts go on)."""
@@ -261,15 +280,29 @@ class Dialect(ABC):
         marker is optional and did not come."""
         return None if self.end_marker_optional and not seen else self.end_marker
 
+    # The faults a replay adds (sse_inspect/_faults.py, docs/faults.md), in this provider's own shape.
+
     def fault_error(self, events_sent: int) -> bytes:
-        """The provider's in-band error as whole events, sent after `events_sent` events (a replay's `error:`
-        fault). This generic shape is an `event: error` whose data has an `error` member: every reader
-        here records it, and clients that check for errors see it."""
-        return b'event: error\ndata: {"error": {"message": "The server had an error while processing your request.", "type": "server_error"}}\n\n'
+        """The bytes of this provider's in-band error, sent after `events_sent` events of a stream (then
+        the stream ends): whole events, each ending in a blank line, with LF line ends, unless the
+        provider's own error is something else (Gemini's is no event at all, see its override).
+
+        The base writes a shape every reader here records as an in-band error, by both conventions
+        clients use: an event named `error` (a browser's EventSource hands it to the `error`
+        listeners, never to `onmessage`; Anthropic's clients raise on the name) whose data is an
+        object with an `error` member (openai-python and the OpenAI-compatible clients raise on the
+        member, whatever the event's name).
+        """
+        return error_event("The server had an error while streaming the answer.")
 
     def error_body(self, status: int) -> tuple[str, bytes]:
-        """The content type and body of the provider's error answer with HTTP `status` (a `status:` fault)."""
-        return "application/json", b'{"error": {"message": "error %d", "type": "server_error"}}' % status
+        """The content type and body of this provider's error response for HTTP `status` (a 4xx or a
+        5xx), sent instead of the stream. The base writes JSON in the OpenAI-compatible shape, the
+        one most clients read: `{"error": {"message", "type", "code"}}`, the status's reason phrase
+        as the message."""
+        reason = phrase(status)
+        error = {"message": reason, "type": reason.lower().replace(" ", "_"), "code": status}
+        return JSON, json_body({"error": error}, indent=2)
 
     def rebuild(self, events: Iterable[Event]) -> Answer:
         """Rebuild the answer from all the events of one stream, in order."""
@@ -277,3 +310,59 @@ class Dialect(ABC):
         feed = reader.feed
         text = tuple(e.index for e in events if feed(e) & TEXT)
         return reader.answer(self, text)
+
+
+# The bytes of the faults a replay adds (`Dialect.fault_error`, `Dialect.error_body`): an event is written
+# as the providers here write theirs (an optional `event:` line, one `data:` line of compact JSON, a
+# blank line, LF line ends), an error body as JSON, compact or indented as the provider sends it.
+
+JSON = "application/json"
+"""The content type of every error body written here."""
+
+_PHRASES = {
+    400: "Bad Request",
+    401: "Unauthorized",
+    402: "Payment Required",
+    403: "Forbidden",
+    404: "Not Found",
+    408: "Request Timeout",
+    409: "Conflict",
+    413: "Content Too Large",
+    422: "Unprocessable Content",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    502: "Bad Gateway",
+    503: "Service Unavailable",
+    504: "Gateway Timeout",
+    529: "Site Overloaded",
+}
+"""Reason phrases (RFC 9110; 529 is no standard's, Anthropic's "overloaded"). Written out here, not taken
+from `http.HTTPStatus`: the stream tools import nothing of the network (tests/layering.py)."""
+
+
+def phrase(status: int) -> str:
+    """The reason phrase of `status`, or a plain "Client Error" / "Server Error" for one not listed."""
+    return _PHRASES.get(status) or ("Client Error" if status < 500 else "Server Error")
+
+
+def event(payload: object, *, name: str | None = None) -> bytes:
+    """One whole event: `event: name` when named, `data:` the payload as compact JSON, a blank line."""
+    head = f"event: {name}\n" if name else ""
+    return f"{head}data: {_compact(payload)}\n\n".encode()
+
+
+def error_event(message: str, *, error_type: str = "server_error") -> bytes:
+    """An event named `error` whose data holds an `error` object: what every reader here records as an
+    in-band error, by either of the two conventions clients use (see `Dialect.fault_error`)."""
+    return event({"error": {"message": message, "type": error_type}}, name="error")
+
+
+def json_body(payload: object, *, indent: int | None = None) -> bytes:
+    """`payload` as an HTTP body: compact JSON, or indented by `indent` and ending in a line end."""
+    if indent is None:
+        return _compact(payload).encode()
+    return (json.dumps(payload, indent=indent, ensure_ascii=False) + "\n").encode()
+
+
+def _compact(payload: object) -> str:
+    return json.dumps(payload, separators=(",", ":"), ensure_ascii=False)

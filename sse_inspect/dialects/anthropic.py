@@ -11,7 +11,7 @@ from typing import Any
 
 from .._events import Event
 from ._accumulate import Channel, as_dict, as_int, as_str, compact_json, event_kind
-from ._base import Dialect
+from ._base import JSON, Dialect, event, json_body
 from ._detect import STRONG, WEAK, confidence, payloads, url_path
 from ._envelope import EnvelopeCache
 
@@ -30,6 +30,26 @@ _KINDS = frozenset(
 
 _DELTA_PLACES = {key: lambda payload, key=key: (payload["delta"], key) for key in ("text", "thinking", "partial_json")}
 """Where a `content_block_delta` payload holds its piece, by the piece's key."""
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    402: "billing_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    504: "timeout_error",
+    529: "overloaded_error",
+}
+"""The error `type` of each HTTP status the API documents (https://docs.anthropic.com/en/api/errors);
+another 4xx is sent as `invalid_request_error`, another 5xx as `api_error`."""
+_MESSAGES = {  # as the API words them: see docs/faults.md, `status`
+    "authentication_error": "invalid x-api-key",
+    "rate_limit_error": "Number of request tokens has exceeded your per-minute rate limit",
+    "api_error": "Internal server error",
+    "overloaded_error": "Overloaded",
+}
 
 
 class _MessagesReader(EnvelopeCache):
@@ -103,3 +123,17 @@ class Anthropic(Dialect):
             if kind == "ping":
                 content = WEAK
         return confidence(content, url_path(url).endswith("/messages"))
+
+    def fault_error(self, events_sent: int) -> bytes:
+        """`event: error` with an `overloaded_error`, as the API sends one after the 200 (the payload of
+        https://github.com/anthropics/anthropic-sdk-typescript/issues/346, research/providers.md §3);
+        the connection then closes without `message_stop`. The SDKs raise on the event's name."""
+        error = {"details": None, "type": "overloaded_error", "message": "Overloaded"}
+        return event({"type": "error", "error": error}, name="error")
+
+    def error_body(self, status: int) -> tuple[str, bytes]:
+        """`{"type": "error", "error": {"type", "message"}}`, compact, the type by the status (`_ERROR_TYPES`):
+        529 `overloaded_error` with the message "Overloaded", as in the in-band error."""
+        error_type = _ERROR_TYPES.get(status) or ("invalid_request_error" if status < 500 else "api_error")
+        message = _MESSAGES.get(error_type) or error_type.replace("_", " ").capitalize()
+        return JSON, json_body({"type": "error", "error": {"type": error_type, "message": message}})

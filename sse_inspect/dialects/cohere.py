@@ -12,7 +12,7 @@ from typing import Any
 from .._events import Event
 from ._accumulate import as_dict, as_int, as_str, event_kind
 from ._answer import InbandError
-from ._base import Dialect, Reader
+from ._base import JSON, Dialect, Reader, event, json_body, phrase
 from ._detect import STRONG, confidence, payloads, url_path
 
 __all__ = ["Cohere"]
@@ -93,3 +93,18 @@ class Cohere(Dialect):
     def detect(cls, events: Sequence[Event], url: str | None) -> int:
         strong = any(event_kind(event, payload) in _KINDS for event, payload in payloads(events))
         return confidence(STRONG if strong else 0, url_path(url).endswith("/v2/chat"))
+
+    def fault_error(self, events_sent: int) -> bytes:
+        """A `message-end` whose delta carries an `error` string and `finish_reason` ERROR: the place
+        Cohere's own schema gives a failed stream (the SDK's `ChatMessageEndEventDelta` has `error`,
+        `finish_reason` and `usage`; ERROR is one of its finish reasons, and vercel/ai maps it to
+        "error"). No capture of one was found (research/providers.md §6), so this is the schema's
+        shape, not a recorded one. It is the end marker too: the stream ends as a whole one does,
+        its answer marked by the error (`check` reports `error-event`), not cut."""
+        delta = {"error": "internal server error", "finish_reason": "ERROR"}
+        return event({"type": "message-end", "delta": delta}, name="message-end")
+
+    def error_body(self, status: int) -> tuple[str, bytes]:
+        """Cohere's error response: a JSON object whose `message` says what went wrong (the v2 API's
+        errors have `id` and `message`; the SDK raises its status's error class with the body)."""
+        return JSON, json_body({"message": phrase(status).lower()})

@@ -6,17 +6,32 @@ of every candidate; no sentinel ends the stream (research/providers.md §4).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
 from .._events import Event
 from ._accumulate import ChoiceState, as_dict, as_int, as_list, as_str, compact_json
-from ._base import Dialect, Reader
+from ._base import JSON, Dialect, Reader, json_body, phrase
 from ._detect import STRONG, confidence, payloads, url_path
 
 __all__ = ["Gemini"]
 
 _KEYS = ("candidates", "usageMetadata", "promptFeedback")
+_ERRORS = {
+    400: ("INVALID_ARGUMENT", "Request contains an invalid argument."),
+    401: ("UNAUTHENTICATED", "Request had invalid authentication credentials."),
+    403: ("PERMISSION_DENIED", "The caller does not have permission"),
+    404: ("NOT_FOUND", "Requested entity was not found."),
+    429: ("RESOURCE_EXHAUSTED", "Resource has been exhausted (e.g. check quota)."),
+    500: ("INTERNAL", "An internal error has occurred. Please retry or report in "
+                      "https://developers.generativeai.google/guide/troubleshooting"),
+    503: ("UNAVAILABLE", "The model is overloaded. Please try again later."),
+    504: ("DEADLINE_EXCEEDED", "Deadline expired before operation could complete."),
+}  # fmt: skip
+"""The `status` (a google.rpc code name) and message of each HTTP status the Gemini API documents
+(https://ai.google.dev/gemini-api/docs/troubleshooting); another 4xx is sent as FAILED_PRECONDITION with
+its reason phrase, another 5xx as a 500's INTERNAL, but a 529 (an overload elsewhere) as a 503's."""
 
 
 class _GeminiReader(Reader):
@@ -76,3 +91,31 @@ class Gemini(Dialect):
     def detect(cls, events: Sequence[Event], url: str | None) -> int:
         strong = any(key in payload for _, payload in payloads(events) for key in _KEYS)
         return confidence(STRONG if strong else 0, ":streamgeneratecontent" in url_path(url))
+
+    def fault_error(self, events_sent: int) -> bytes:
+        """Gemini's error object, `{"error": {"code": 503, "message", "status": "UNAVAILABLE"}}` (the
+        body of its overload error, https://github.com/google-gemini/gemini-cli/issues/5191), as one
+        data-only event with the stream's CRLF line ends (Gemini's events end in CRLF: the three
+        corpus files). google-genai raises on a payload that starts with `{"error":`
+        (google/genai/_api_client.py, `request_streamed`).
+
+        The API itself has been seen to write this error differently: the JSON error body as is,
+        indented over several lines, with no `data:` field (https://github.com/vercel/ai/issues/5217,
+        https://github.com/diegosouzapw/OmniRoute/issues/4177), which google-genai reads by joining
+        lines until the braces balance, and an SSE reader does not see at all (docs/faults.md says
+        more). This fault writes the event, which every SSE client can be held to.
+        """
+        error = json.loads(self.error_body(503)[1])
+        return b"data: " + json.dumps(error).encode() + b"\r\n\r\n"
+
+    def error_body(self, status: int) -> tuple[str, bytes]:
+        """`{"error": {"code", "message", "status"}}`, indented by two spaces, as the API sends it
+        (https://github.com/google-gemini/gemini-cli/issues/5191, vercel/ai#5217): `code` is the HTTP
+        status, `status` its google.rpc name (`_ERRORS`)."""
+        if status in _ERRORS:
+            name, message = _ERRORS[status]
+        elif status >= 500:
+            name, message = _ERRORS[503 if status == 529 else 500]  # 529: Anthropic's overload, Gemini's is 503
+        else:
+            name, message = "FAILED_PRECONDITION", phrase(status)
+        return JSON, json_body({"error": {"code": status, "message": message, "status": name}}, indent=2)

@@ -11,11 +11,11 @@ from typing import Any
 
 from .._events import Event
 from ._accumulate import DONE, ChoiceState, PendingCall, ToolCalls, as_dict, as_int, as_list, as_str, inband_error
-from ._base import Dialect
+from ._base import JSON, Dialect, event, json_body, phrase
 from ._detect import STRONG, confidence, payloads, url_path
 from ._envelope import EnvelopeCache
 
-__all__ = ["OpenAIChat"]
+__all__ = ["OpenAIChat", "openai_error_body"]
 
 _PLAIN_DELTA = frozenset({"content", "role"})
 """A delta with these keys only carries text (what `_choice` would find the long way)."""
@@ -135,6 +135,42 @@ class OpenAIChat(Dialect):
             for _, payload in payloads(events)
         )
         return confidence(STRONG if strong else 0, url_path(url).endswith("/chat/completions"))
+
+    def fault_error(self, events_sent: int) -> bytes:
+        """A data-only event whose payload is an `error` object, as OpenAI and the OpenAI-compatible
+        servers send one after the 200 (research/providers.md §1, §9: OpenRouter's, in the corpus
+        file openrouter-chat-midstream-error.sse, has this shape); openai-python raises `APIError`
+        on a payload with an `error` member (src/openai/_streaming.py). The fields are those of
+        OpenAI's error object, with its 500 message (https://github.com/openai/codex/issues/48)."""
+        return event({"error": _error("The server had an error while processing your request. Sorry about that!")})
+
+    def error_body(self, status: int) -> tuple[str, bytes]:
+        return openai_error_body(status)
+
+
+def openai_error_body(status: int) -> tuple[str, bytes]:
+    """OpenAI's error response (Chat Completions and Responses alike): `{"error": {"message", "type",
+    "param", "code"}}`, indented by two spaces as the API sends it (a 500 in
+    https://github.com/Zero6992/chatGPT-discord-bot/issues/182, a 503 in
+    https://github.com/ikechan8370/chatgpt-plugin/issues/125); a 429 has the code
+    `rate_limit_exceeded` and a type naming the limit (`requests` or `tokens`,
+    https://github.com/mmz-001/knowledge_gpt/issues/5)."""
+    if status == 429:
+        error = _error("Rate limit reached for requests. Please try again later.", "requests", "rate_limit_exceeded")
+    elif status == 401:
+        error = _error("Incorrect API key provided.", "invalid_request_error", "invalid_api_key")
+    elif status == 503:
+        error = _error("That model is currently overloaded with other requests. You can retry your request, or "
+                       "contact us through our help center at help.openai.com if the error persists.")  # fmt: skip
+    elif status >= 500:
+        error = _error("The server had an error while processing your request. Sorry about that!")
+    else:
+        error = _error(phrase(status), "invalid_request_error")
+    return JSON, json_body({"error": error}, indent=2)
+
+
+def _error(message: str, error_type: str = "server_error", code: str | None = None) -> dict[str, Any]:
+    return {"message": message, "type": error_type, "param": None, "code": code}
 
 
 def _delta_content(payload: Any) -> tuple[dict[str, Any], str]:

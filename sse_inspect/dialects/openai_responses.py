@@ -11,8 +11,9 @@ from typing import Any
 
 from .._events import Event
 from ._accumulate import PendingCall, as_dict, as_int, as_str, event_kind, inband_error
-from ._base import Dialect, Reader
+from ._base import Dialect, Reader, event
 from ._detect import STRONG, confidence, payloads, url_path
+from .openai_chat import openai_error_body
 
 __all__ = ["OpenAIResponses"]
 
@@ -120,3 +121,35 @@ class OpenAIResponses(Dialect):
     def detect(cls, events: Sequence[Event], url: str | None) -> int:
         strong = any(event_kind(event, payload).startswith("response.") for event, payload in payloads(events))
         return confidence(STRONG if strong else 0, url_path(url).endswith("/responses"))
+
+    def fault_error(self, events_sent: int) -> bytes:
+        """An `error` event, then `response.failed` whose `response.error` repeats the code: the pair
+        the API sends when a response fails after the 200 (the corpus file
+        openai-responses-error-insufficient-quota.sse, recorded from the API; an overload with this
+        code and type in https://github.com/Wei-Shaw/sub2api/issues/6631 and
+        https://github.com/tontinton/maki/pull/897). `sequence_number` goes on from `events_sent`:
+        the stream numbers its events from 0.
+
+        The error's fields are in an `error` object, as both recordings have them. The API reference's
+        `ResponseErrorEvent` puts `code`, `message` and `param` at the top level instead; clients meet
+        the recorded shape, and openai-python raises `APIError` on it (an `error` member), where it
+        would hand the documented one to the caller as an event.
+        """
+        code, message = "server_is_overloaded", "Our servers are currently overloaded. Please try again later."
+        error = {"type": "service_unavailable_error", "code": code, "message": message, "param": None}
+        failed: dict[str, Any] = {
+            "id": "resp_fault",
+            "object": "response",
+            "status": "failed",
+            "error": {"code": code, "message": message},
+            "incomplete_details": None,
+            "output": [],
+            "usage": None,
+        }
+        return event({"type": "error", "sequence_number": events_sent, "error": error}, name="error") + event(
+            {"type": "response.failed", "sequence_number": events_sent + 1, "response": failed},
+            name="response.failed",
+        )
+
+    def error_body(self, status: int) -> tuple[str, bytes]:
+        return openai_error_body(status)
