@@ -6,7 +6,6 @@ of every candidate; no sentinel ends the stream (research/providers.md §4).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -93,20 +92,21 @@ class Gemini(Dialect):
         return confidence(STRONG if strong else 0, ":streamgeneratecontent" in url_path(url))
 
     def fault_error(self, events_sent: int) -> bytes:
-        """Gemini's error object, `{"error": {"code": 503, "message", "status": "UNAVAILABLE"}}` (the
-        body of its overload error, https://github.com/google-gemini/gemini-cli/issues/5191), as one
-        data-only event with the stream's CRLF line ends (Gemini's events end in CRLF: the three
-        corpus files). google-genai raises on a payload that starts with `{"error":`
-        (google/genai/_api_client.py, `request_streamed`).
+        """Gemini's error object, written into the stream as the API writes it: no event at all, but the
+        JSON error body as is (`error_body(503)`), indented over several lines, with no `data:` field
+        and no blank line after it (https://github.com/vercel/ai/issues/5217 and
+        https://github.com/diegosouzapw/OmniRoute/issues/4177 show it after a stream's events).
+        google-genai reads it so: "When API returns an error message, it comes line by line", it
+        joins lines until the braces balance and raises on the object
+        (google/genai/_api_client.py, `_iter_response_stream`); an SSE parser sees only field lines
+        it ignores and an unterminated event, and a client that reads events alone stops without an
+        error (vercel/ai#5217). `check` reports `missing-end-marker` and `ignored-fields`, not
+        `error-event`.
 
-        The API itself has been seen to write this error differently: the JSON error body as is,
-        indented over several lines, with no `data:` field (https://github.com/vercel/ai/issues/5217,
-        https://github.com/diegosouzapw/OmniRoute/issues/4177), which google-genai reads by joining
-        lines until the braces balance, and an SSE reader does not see at all (docs/faults.md says
-        more). This fault writes the event, which every SSE client can be held to.
+        Line ends: Gemini's events end in CRLF (the three corpus files), but no capture of this
+        error keeps its bytes; the body is written as `error_body` writes it, with LF.
         """
-        error = json.loads(self.error_body(503)[1])
-        return b"data: " + json.dumps(error).encode() + b"\r\n\r\n"
+        return self.error_body(503)[1]
 
     def error_body(self, status: int) -> tuple[str, bytes]:
         """`{"error": {"code", "message", "status"}}`, indented by two spaces, as the API sends it
