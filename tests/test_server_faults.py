@@ -21,6 +21,7 @@ import pytest
 from sse_inspect import check_capture, load_capture
 from sse_inspect._fault_plan import CLOSE, COMPLETE, RESET, ReplayPlan, Send
 from sse_inspect._faults import FaultSet
+from sse_inspect.dialects import get_dialect
 from sse_inspect.server import ReplayServerThread
 
 OPENAI = "captures/openai-chat-text.jsonl"
@@ -99,7 +100,7 @@ def test_the_faults_change_the_stream_as_each_says() -> None:
     assert b"data: [DONE]" in whole
     assert planned(OPENAI, ["no-end-marker"])[0] == whole.replace(b"data: [DONE]\n\n", b"")
     errored, _ = planned(OPENAI, ["error:after-event=3"])
-    assert errored.endswith(b'"type": "server_error"}}\n\n') and errored.count(b"data: ") == 4
+    assert errored.endswith(get_dialect("openai-chat").fault_error(3)) and errored.count(b"data: ") == 4
     kept, _ = planned(LAB, ["keepalive:every=20ms"])
     assert kept.count(b": keep-alive\n\n") > 10 and kept.replace(b": keep-alive\n\n", b"") == planned(LAB, [])[0]
 
