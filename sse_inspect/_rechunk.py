@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "RECHUNK_FORMS",
+    "RECHUNK_MATRIX",
     "RechunkSpec",
     "ReplayChunks",
     "iter_rechunk",
@@ -34,6 +35,12 @@ __all__ = [
 ]
 
 RECHUNK_FORMS = "original, whole, bytes:N, event, line, crlf, utf8, random:SEED"
+RECHUNK_MATRIX = (
+    "original", "whole", "event", "line", "bytes:1", "bytes:7", "crlf", "utf8", "random:1", "random:2", "random:3",
+)  # fmt: skip
+"""The standard cuts: whole, per event, per line, 1 and 7 bytes, inside every CRLF and every
+multi-byte character, and three random seeds. A correct client gives the same answer for all
+(the pytest plugin's `sse_rechunk` runs a test once per cut, `certify` runs a client under each)."""
 _RANDOM_BITS = 8
 """Random cuts are 1 to 2**8 bytes, log-uniform: as many one- and two-byte cuts (which split
 characters and CRLFs) as cuts of a few hundred bytes (which hold whole events)."""

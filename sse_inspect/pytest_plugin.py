@@ -44,15 +44,9 @@ from ._capture import Capture
 from ._errors import FaultSpecError, RechunkSpecError
 from ._faults import FAULT_MATRIX, Fault, FaultSet
 from ._loading import load_capture
-from ._rechunk import RechunkSpec, parse_rechunk_spec
+from ._rechunk import RECHUNK_MATRIX, RechunkSpec, parse_rechunk_spec
 
 __all__ = ["FAULT_MATRIX", "RECHUNK_MATRIX", "ReplayURL"]
-
-RECHUNK_MATRIX = (
-    "original", "whole", "event", "line", "bytes:1", "bytes:7", "crlf", "utf8", "random:1", "random:2", "random:3",
-)  # fmt: skip
-"""The standard cuts: whole, per event, per line, 1 and 7 bytes, inside every CRLF and every
-multi-byte character, and three random seeds. A correct client gives the same answer for all."""
 
 Faults = str | Iterable[str | Fault] | FaultSet | None
 """What the fixtures take as `faults`: one spec, several, or a FaultSet; None for none."""
