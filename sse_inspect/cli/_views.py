@@ -7,12 +7,13 @@ and each command loads what it runs and no more.
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import click
 
 from .._analysis import analyze
-from ..dialects import Holding, Passage
+from ..dialects import Answer, Holding, Passage
 from . import _json
 from ._params import capture_argument, dialect_option, input_errors, json_option, rechunk_option
 from ._reading import reading
@@ -20,7 +21,7 @@ from ._reading import reading
 if TYPE_CHECKING:
     from .._rechunk import RechunkSpec
 
-__all__ = ["events", "show", "text"]
+__all__ = ["answer_pieces", "events", "show", "text"]
 
 
 @click.command()
@@ -88,7 +89,19 @@ def text(capture: str, as_json: bool, dialect: str | None, rechunk: RechunkSpec 
     if as_json:
         _json.write_doc(sys.stdout, _json.analysis_json(analysis, held=True))
         return
-    answer = analysis.answer
+    if sys.stdout.isatty():
+        from . import _render
+
+        _render.print_text(_render.console(), answer_pieces(analysis.answer, reasoning=reasoning, last_newline=False))
+        return
+    for piece in answer_pieces(analysis.answer, reasoning=reasoning):
+        _json.write_out(sys.stdout, piece)
+
+
+def answer_pieces(answer: Answer, *, reasoning: bool = False, last_newline: bool = True) -> Iterator[str]:
+    """What `text` writes for an answer (piped), piece by piece: each choice's text (or refusal), its
+    tool calls a line each (`[tool call] NAME ARGUMENTS`), its reasoning first when asked, the
+    paragraphs joined by newlines and ended by one (`last_newline`). `certify` expects it of clients."""
     parts: list[tuple[str | Passage, ...]] = []  # the answer's paragraphs, each in pieces
     for choice in answer.choices:
         if len(answer.choices) > 1:
@@ -99,14 +112,8 @@ def text(capture: str, as_json: bool, dialect: str | None, rechunk: RechunkSpec 
             parts.append((choice.held_text or choice.held_refusal,))
         parts += [("[tool call] ", c.name, " ", c.held_arguments) for c in choice.tool_calls]
     # written piece by piece, the paragraphs joined by newlines: a 200 MB answer is never one string
-    pieces = (piece for i, part in enumerate(parts) for item in ("\n" if i else "", *part)
-              for piece in ((item,) if isinstance(item, str) else item.pieces()))  # fmt: skip
-    if sys.stdout.isatty():
-        from . import _render
-
-        _render.print_text(_render.console(), pieces)
-        return
-    for piece in pieces:
-        _json.write_out(sys.stdout, piece)
-    if parts:
-        sys.stdout.write("\n")
+    for i, part in enumerate(parts):
+        for item in ("\n" if i else "", *part):
+            yield from (item,) if isinstance(item, str) else item.pieces()
+    if parts and last_newline:
+        yield "\n"
