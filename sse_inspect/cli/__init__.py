@@ -27,7 +27,7 @@ class _LazyGroup(click.Group):
         "show": "_views:show", "events": "_views:events", "text": "_views:text", "check": "_check:check",
         "diff": "_diff:diff", "record": "_record:record", "fetch": "_record:fetch", "replay": "_replay:replay",
         "serve": "_replay:serve", "import": "_interop:import_command", "export": "_interop:export_command",
-        "redact": "_interop:redact", "report": "_report:report",
+        "redact": "_interop:redact", "report": "_report:report", "certify": "_certify:certify",
     }  # fmt: skip
 
     def list_commands(self, ctx: click.Context) -> list[str]:
