@@ -1,0 +1,387 @@
+"""`sse-inspect certify`: real clients (tests/clients/) run against replays under every cut, each table
+checked for the reason each client passes or fails: the SDKs and a correct Node reader read any cut;
+a client that decodes each network chunk alone dies exactly where a cut splits a multi-byte character;
+a client that parses every `data:` line as JSON dies exactly where `[DONE]` reaches it.
+
+The fault half runs on a stand-in for the replay server's faults (`stub_faults`) until the server takes
+them: what it checks is certify's side (the rules, the table), not the faults themselves.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from rich.cells import cell_len
+
+from sse_inspect import Capture, Chunk, End, Response, load_capture
+from sse_inspect._errors import FaultSpecError
+from sse_inspect._rechunk import RECHUNK_MATRIX, parse_rechunk_spec, rechunk
+from sse_inspect.cli import _certify, cli
+from sse_inspect.server import ReplayServer
+
+from .helpers import CORPUS, INTERRUPTED, ROOT, running
+
+CLIENTS = ROOT / "tests" / "clients"
+OPENAI = str(ROOT / "captures" / "openai-chat-text.jsonl")
+ANTHROPIC = str(ROOT / "captures" / "anthropic-text-then-tooluse.jsonl")
+EMOJI = str(CORPUS / "ollama-openai-compat-reasoning-gptoss.sse")
+"""A real OpenAI-compatible stream (ollama) whose answer holds a four-byte character (👋)."""
+NODE = "/usr/bin/node"
+PY = sys.executable
+
+e2e = pytest.mark.e2e  # replay servers and client processes
+
+
+def certify(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    """`sse-inspect certify ARGS` in process: exit code, stdout, stderr."""
+    result = CliRunner(env=env).invoke(cli, ["certify", *args])
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+def certify_json(*args: str) -> tuple[int, dict[str, Any]]:
+    code, out, err = certify("--json", "--jobs", "2", *args)
+    assert code in (0, 1), err
+    return code, json.loads(out)
+
+
+def cuts(*specs: str) -> list[str]:
+    return [a for s in specs for a in ("--rechunk", s)]
+
+
+def verdicts(doc: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    return {(c["capture"], c["case"]): c for c in doc["cases"]}
+
+
+def splits_a_character(capture: str, spec: str) -> bool:
+    """Whether cutting the capture's body as `spec` says puts a cut inside a multi-byte character: a
+    piece that is not UTF-8 on its own (the body as a whole is)."""
+    pieces = rechunk(load_capture(capture).chunks, parse_rechunk_spec(spec))
+    try:
+        for piece in pieces:
+            piece.data.decode()
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
+# -- the cuts, on real clients ---------------------------------------------------------------------
+
+
+@e2e
+@pytest.mark.parametrize(
+    ("client", "captures", "specs"),
+    [
+        # the SDKs cost ~0.5 s a case to start: the cuts that break naive clients, on both captures
+        ([PY, "openai_sdk.py"], [OPENAI, EMOJI], ["bytes:1", "utf8", "random:1"]),
+        ([PY, "anthropic_sdk.py"], [ANTHROPIC], ["bytes:1", "event", "random:2"]),
+        ([NODE, "fetch_reader.mjs"], [OPENAI, EMOJI, ANTHROPIC], list(RECHUNK_MATRIX)),
+    ],
+    ids=["openai-sdk", "anthropic-sdk", "node-fetch"],
+)
+def test_correct_clients_pass_every_cut(client: list[str], captures: list[str], specs: list[str]) -> None:
+    command = [client[0], str(CLIENTS / client[1])]
+    code, doc = certify_json(*captures, *cuts(*specs), "--", *command)
+    assert [(c["capture"], c["case"]) for c in doc["cases"]] == [(c, s) for c in captures for s in specs]
+    failed = [(c["case"], c["detail"]) for c in doc["cases"] if not c["passed"]]
+    assert failed == [] and code == 0 and doc["failed"] == 0
+
+
+@e2e
+def test_a_client_decoding_each_chunk_alone_fails_exactly_the_cuts_inside_a_character() -> None:
+    code, doc = certify_json(OPENAI, EMOJI, "--", PY, str(CLIENTS / "naive_split.py"))
+    results = verdicts(doc)
+    for capture in (OPENAI, EMOJI):
+        splitting = {s for s in RECHUNK_MATRIX if splits_a_character(capture, s)}
+        failed = {s for s in RECHUNK_MATRIX if not results[capture, s]["passed"]}
+        assert failed == splitting
+        for spec in failed:
+            assert results[capture, spec]["exit_code"] == 1
+            assert results[capture, spec]["detail"].startswith("exit 1: UnicodeDecodeError: 'utf-8' codec can't")
+    # the ASCII stream has nothing to split; the emoji is split by `utf8` and `bytes:1` at least
+    assert not any(splits_a_character(OPENAI, s) for s in RECHUNK_MATRIX)
+    assert {"utf8", "bytes:1"} <= {s for s in RECHUNK_MATRIX if splits_a_character(EMOJI, s)}
+    assert code == 1 and doc["failed"] == len({s for s in RECHUNK_MATRIX if splits_a_character(EMOJI, s)})
+
+
+@e2e
+def test_a_client_parsing_every_data_line_as_json_fails_where_done_reaches_it() -> None:
+    """Every cut delivers the whole stream, `data: [DONE]` included: the client dies on it at every
+    cut, after printing the whole answer (a stream without it passes: see the faults below)."""
+    assert b"data: [DONE]" in b"".join(c.data for c in load_capture(OPENAI).chunks)
+    code, doc = certify_json(OPENAI, "--", PY, str(CLIENTS / "json_every_line.py"))
+    assert code == 1 and doc["passed"] == 0 and len(doc["cases"]) == len(RECHUNK_MATRIX)
+    for case in doc["cases"]:
+        assert case["exit_code"] == 1
+        assert case["detail"] == "exit 1: json.decoder.JSONDecodeError: Expecting value: line 1 column 2 (char 1)"
+    with pytest.raises(json.JSONDecodeError, match=r"Expecting value: line 1 column 2 \(char 1\)"):
+        json.loads("[DONE]")  # the detail is json's own for the end marker
+
+
+@e2e
+def test_the_answer_compared_is_what_text_prints_and_a_difference_is_its_first_line(tmp_path: Path) -> None:
+    """A client that gets the answer wrong fails with the first differing line; `{url}` and the
+    environment variables reach it."""
+    script = tmp_path / "client.py"
+    script.write_text(
+        "import os, sys, httpx\n"
+        "assert sys.argv[1] == os.environ['SSE_INSPECT_URL'] and sys.argv[2] == os.environ['SSE_INSPECT_BASE_URL']\n"
+        "assert sys.argv[1] == sys.argv[2] + '/v1/chat/completions', sys.argv\n"
+        "assert os.environ['SSE_INSPECT_CASE'] == 'line'\n"
+        "httpx.post(sys.argv[1])\n"
+        "print('The capital of the UK is Paris.')\n"
+    )
+    code, doc = certify_json(OPENAI, "--rechunk", "line", "--", PY, str(script), "{url}", "{base_url}")
+    (case,) = doc["cases"]
+    assert code == 1 and not case["passed"] and case["exit_code"] == 0
+    assert case["detail"] == "line 1: expected '…tal of the UK is London.', got '…ital of the UK is Paris.'"
+    code, _, _ = certify(OPENAI, "--rechunk", "line", "--", PY, "-c", "print('The capital of the UK is London.')")
+    assert code == 0  # the same answer (print's newline is the one `text` ends with)
+
+
+# -- the output ------------------------------------------------------------------------------------
+
+
+@e2e
+def test_json_shape() -> None:
+    code, doc = certify_json(OPENAI, EMOJI, *cuts("line", "utf8"), "--", PY, str(CLIENTS / "naive_split.py"))
+    assert set(doc) == {"captures", "command", "cases", "passed", "failed"}
+    assert doc["captures"] == [OPENAI, EMOJI] and doc["command"] == [PY, str(CLIENTS / "naive_split.py")]
+    assert doc["passed"] + doc["failed"] == len(doc["cases"]) == 4
+    assert doc["failed"] == sum(not c["passed"] for c in doc["cases"]) == 1
+    for case in doc["cases"]:
+        assert set(case) == {"capture", "case", "kind", "passed", "exit_code", "detail", "seconds"}
+        assert case["kind"] == "cut" and isinstance(case["exit_code"], int) and case["seconds"] > 0
+
+
+@e2e
+@pytest.mark.parametrize("columns", [60, 120])
+def test_the_table_fits_the_terminal_and_says_how_many_passed(columns: int) -> None:
+    code, out, err = certify("--jobs", "2", OPENAI, EMOJI, *cuts("line", "utf8", "bytes:1"), "--", PY,
+                             str(CLIENTS / "naive_split.py"), env={"COLUMNS": str(columns)})  # fmt: skip
+    lines = out.splitlines()
+    assert code == 1 and lines[-1] == "4 of 6 cases passed"
+    assert max(cell_len(line) for line in lines) <= columns
+    rows = [line.split() for line in lines]
+    if columns < _certify.WIDE:  # each capture's name on a line of its own, over its cases
+        assert rows[0] == ["case", "kind", "result", "detail"]
+        assert [r[0] for r in rows if r[0].endswith((".jsonl", ".sse"))] == [Path(OPENAI).name, Path(EMOJI).name]
+    else:  # a column, its name on its first case only
+        assert rows[0] == ["capture", "case", "kind", "result", "detail"]
+        assert [r[0] for r in rows if r[0].endswith((".jsonl", ".sse"))] == [Path(OPENAI).name, Path(EMOJI).name]
+        rows = [r[1:] if r[0].endswith((".jsonl", ".sse")) else r for r in rows]
+    assert [r[:3] for r in rows if r[:1] in (["line"], ["utf8"], ["bytes:1"])] == [
+        ["line", "cut", "PASS"], ["utf8", "cut", "PASS"], ["bytes:1", "cut", "PASS"],
+        ["line", "cut", "PASS"], ["utf8", "cut", "FAIL"], ["bytes:1", "cut", "FAIL"],
+    ]  # fmt: skip
+    assert out.count("UnicodeDecodeError") == 2
+    assert err.count("\n") == 6 and "[6/6]" in err  # progress off a terminal: a line a case
+
+
+# -- bad input, exit codes, timeouts, Ctrl-C -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        ([OPENAI, "--rechunk", "bytes:0", "--", PY], "bad rechunk spec 'bytes:0'"),
+        ([OPENAI, "--fault", "cut:nowhere=1", "--", PY], "--fault"),
+        ([OPENAI, "--", "no-such-client-here"], "command not found: no-such-client-here"),
+        ([OPENAI, "--", "./no/such/client"], "command not found: ./no/such/client"),
+        ([OPENAI], "no command"),
+        ([OPENAI, "--no-cuts", "--no-faults", "--", PY], "no cases"),
+        (["no-such-capture.jsonl", "--", PY], "no-such-capture.jsonl"),
+    ],
+    ids=["bad-cut", "bad-fault", "not-on-path", "not-a-file", "no-command", "no-cases", "no-capture"],
+)
+def test_bad_input_is_one_line_and_exit_2(args: list[str], says: str) -> None:
+    code, out, err = certify(*args)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and says in err, err
+
+
+def _gone(pid: int) -> bool:
+    """Whether process `pid` is dead (a zombie nobody reaps counts as dead)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rpartition(")")[2].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+@e2e
+def test_a_case_that_times_out_fails_and_its_process_group_is_killed(tmp_path: Path) -> None:
+    pidfile = tmp_path / "pid"
+    # the client's own child (a shell's background job) must die with it
+    command = ["/bin/sh", "-c", f"sleep 60 & echo $! > {pidfile}; wait"]
+    code, doc = certify_json(OPENAI, "--rechunk", "line", "--timeout", "1", "--", *command)
+    (case,) = doc["cases"]
+    assert code == 1 and not case["passed"] and case["exit_code"] is None
+    assert case["detail"] == "timed out after 1 s"
+    assert _gone(int(pidfile.read_text()))
+
+
+@e2e
+def test_ctrl_c_kills_the_clients_and_exits_130(tmp_path: Path) -> None:
+    pidfile = tmp_path / "pid"
+    argv = [PY, "-m", "sse_inspect", "certify", OPENAI, "--rechunk", "line", "--", "/bin/sh", "-c",
+            f"sleep 60 & echo $! > {pidfile}.tmp; mv {pidfile}.tmp {pidfile}; wait"]  # fmt: skip
+    with running(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+        deadline = time.monotonic() + 60
+        while not pidfile.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert pidfile.exists(), "the client started"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    assert proc.returncode in INTERRUPTED
+    assert err.decode().splitlines()[-1:] == ["interrupted"] and b"Traceback" not in err
+    assert _gone(int(pidfile.read_text()))
+
+
+# -- the rules -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kind", "code", "out", "marker", "passed", "detail"),
+    [
+        ("cut", 0, "a\nb\n", None, True, ""),
+        ("cut", 0, "a\nb", None, True, ""),  # one newline less
+        ("cut", 0, "a\nb\n\n", None, True, ""),  # one more
+        ("cut", 0, "a\nc\n", None, False, "line 2: expected 'b', got 'c'"),
+        ("cut", 0, "a\n", None, False, "line 2: expected 'b', got nothing"),
+        ("cut", 1, "a\nb\n", None, False, "exit 1: boom"),
+        ("cut", -9, "", None, False, "killed by SIGKILL: boom"),
+        ("cut", None, "", None, False, "timed out after 5 s"),
+        ("fault", 1, "a\n", None, True, "exit 1: boom"),
+        ("fault", 0, "a\nb\n", None, True, "answer whole"),
+        ("fault", 0, "a\n[partial]\n", "[partial]", True, "marked incomplete"),
+        ("fault", 0, "a\n[partial]\n", None, False, "exit 0, partial answer: line 2: expected 'b', got '[partial]'"),
+        ("fault", 0, "a\n", "[partial]", False, "exit 0, partial answer: line 2: expected 'b', got nothing"),
+        ("fault", None, "", None, False, "timed out after 5 s"),
+    ],
+)
+def test_the_rules(kind: str, code: int | None, out: str, marker: str | None, passed: bool, detail: str) -> None:
+    assert _certify.judge(kind, code, out, "trace\nboom\n", "a\nb\n", marker=marker, timeout=5) == (passed, detail)
+
+
+def test_a_long_line_is_shown_around_its_difference() -> None:
+    expected = "x" * 100 + "London" + "y" * 100
+    detail = _certify.judge("cut", 0, expected.replace("London", "Paris!"), "", expected, marker=None, timeout=1)[1]
+    assert detail == f"line 1: expected '…{'x' * 8}London{'y' * 10}…', got '…{'x' * 8}Paris!{'y' * 10}…'"
+
+
+# -- faults, on a stand-in for the server's own ----------------------------------------------------
+
+
+def _without_done(capture: Capture) -> Capture:
+    body = b"".join(c.data for c in capture.chunks)
+    assert body.count(b"data: [DONE]\n\n") == 1
+    return replace(capture, chunks=(Chunk(None, body.replace(b"data: [DONE]\n\n", b"")),))
+
+
+def _half_then_reset(capture: Capture) -> Capture:
+    body = b"".join(c.data for c in capture.chunks)
+    return replace(capture, chunks=(Chunk(None, body[: len(body) // 2]),), end=End(kind="server-disconnected"))
+
+
+def _status_500(capture: Capture) -> Capture:
+    error = b'{"error": {"message": "The server had an error", "type": "server_error"}}'
+    response = Response(status=500, reason="Internal Server Error", headers=(("Content-Type", "application/json"),))
+    return replace(capture, chunks=(Chunk(None, error),), response=response)
+
+
+STAND_INS = {"no-end-marker": _without_done, "cut:byte=50%,reset": _half_then_reset, "status:500": _status_500}
+"""What the server's faults do, as captures the server replays today (`cut` closes mid-body, as a reset)."""
+
+
+@pytest.fixture
+def stub_faults(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    # TODO(issue 20, lead): goes when ReplayServer takes faults= (then these tests run on the real faults)
+    def check(spec: str) -> None:
+        if spec not in STAND_INS:
+            raise FaultSpecError(f"no stand-in for {spec!r}")
+
+    def server(capture: Capture, spec: str) -> ReplayServer:
+        return ReplayServer([STAND_INS[spec](capture)], speed=None, log=lambda line: None)
+
+    monkeypatch.setattr(_certify, "FAULTS_READY", True)
+    monkeypatch.setattr(_certify, "FAULT_MATRIX", tuple(STAND_INS))
+    monkeypatch.setattr(_certify, "check_fault", check)
+    monkeypatch.setattr(_certify, "fault_server", server)
+    yield
+
+
+MARKING = """\
+import json, os, httpx
+text, done = "", False
+with httpx.stream("POST", os.environ["SSE_INSPECT_URL"]) as r:
+    for line in r.iter_lines():
+        if line == "data: [DONE]":
+            done = True
+        elif line.startswith("data: "):
+            text += "".join(c["delta"].get("content") or "" for c in json.loads(line[6:])["choices"])
+print(text)
+if not done:
+    print("[incomplete]")
+"""
+"""A client that says when it saw no end marker, with a last line."""
+
+
+@e2e
+@pytest.mark.usefixtures("stub_faults")
+@pytest.mark.parametrize(
+    ("client", "marker", "expected"),
+    [
+        # dies on [DONE]; without it, prints the whole answer; a reset mid-body is an httpx error;
+        # a 500's JSON body has no data: lines, so it prints an empty answer and exits 0: the failure
+        ([PY, str(CLIENTS / "json_every_line.py")], None,
+         {"no-end-marker": (True, "answer whole"), "cut:byte=50%,reset": (True, "exit 1"),
+          "status:500": (False, "exit 0, partial answer: line 1: expected 'The capital of the UK is…', got ''")}),
+        # exits 1 on anything but a complete stream
+        ([NODE, str(CLIENTS / "fetch_reader.mjs")], None,
+         {"no-end-marker": (True, "exit 1: fetch_reader: the stream ended without its end marker"),
+          "cut:byte=50%,reset": (True, "exit 1: fetch_reader: terminated"),
+          "status:500": (True, "exit 1: fetch_reader: HTTP 500")}),
+        ([PY, "-c", MARKING], "[incomplete]",
+         {"no-end-marker": (True, "marked incomplete"), "cut:byte=50%,reset": (True, "exit 1"),
+          "status:500": (True, "marked incomplete")}),
+        ([PY, "-c", MARKING], None,
+         {"no-end-marker": (False, "exit 0, partial answer: line 2: expected nothing, got '[incomplete]'"),
+          "cut:byte=50%,reset": (True, "exit 1"),
+          "status:500": (False, "exit 0, partial answer: line 1: expected 'The capital of the UK is…', got ''")}),
+    ],
+    ids=["json-every-line", "node-fetch", "marking-client", "marking-client-unannounced"],
+)  # fmt: skip
+def test_fault_rules_on_real_clients(client: list[str], marker: str | None,
+                                     expected: dict[str, tuple[bool, str]]) -> None:  # fmt: skip
+    args = ["--no-cuts", *(["--incomplete-marker", marker] if marker else []), "--", *client]
+    code, doc = certify_json(OPENAI, *args)
+    got = {c["case"]: (c["passed"], c["detail"]) for c in doc["cases"]}
+    assert {c["kind"] for c in doc["cases"]} == {"fault"} and list(got) == list(STAND_INS)
+    for spec, (passed, detail) in expected.items():
+        assert got[spec][0] == passed and got[spec][1].startswith(detail), (spec, got[spec])
+    assert code == (0 if all(p for p, _ in expected.values()) else 1)
+
+
+@e2e
+@pytest.mark.usefixtures("stub_faults")
+def test_fault_and_rechunk_replace_the_matrices() -> None:
+    _, doc = certify_json(OPENAI, "--rechunk", "utf8", "--fault", "status:500", "--", NODE,
+                          str(CLIENTS / "fetch_reader.mjs"))  # fmt: skip
+    assert [(c["kind"], c["case"]) for c in doc["cases"]] == [("cut", "utf8"), ("fault", "status:500")]
+    _, doc = certify_json(OPENAI, "--no-faults", "--", NODE, str(CLIENTS / "fetch_reader.mjs"))
+    assert [c["case"] for c in doc["cases"]] == list(RECHUNK_MATRIX)
+    code, _, err = certify(OPENAI, "--fault", "stall:after-event=1", "--", PY)
+    assert code == 2 and err.count("\n") == 1 and "no stand-in" in err
+
