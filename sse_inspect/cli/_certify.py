@@ -434,6 +434,7 @@ def _print_table(results: list[Result]) -> None:
     """The cases as a table, then how many passed. Wide, one row a case, a capture's name on its first
     case only; narrow (under `WIDE` columns), each capture's name on a line of its own over its cases,
     so that the details keep room (the columns line up from one capture to the next)."""
+    from rich.cells import cell_len
     from rich.table import Table
     from rich.text import Text
 
@@ -442,11 +443,12 @@ def _print_table(results: list[Result]) -> None:
     console = _render.console()
     wide = console.width >= WIDE
     case_width = min(max(len(r.case.spec) for r in results), max(10, console.width // 4))
+    name_width = min(max(cell_len(os.path.basename(r.case.target.name)) for r in results), console.width // 2)
 
     def table(header: bool) -> Table:
         t = Table(box=None, header_style="bold", pad_edge=False, show_header=header)
         if wide:
-            t.add_column("capture", overflow="fold", max_width=console.width * 2 // 5)
+            t.add_column("capture", overflow="fold", min_width=name_width, max_width=name_width)
         else:
             t.add_column("", width=1)  # the cases indented under their capture's name
         t.add_column("case", overflow="fold", min_width=case_width, max_width=case_width)
