@@ -58,7 +58,8 @@ def cli() -> None:
 
     CAPTURE is an sse-capture/1 file, a raw text/event-stream body, a HAR, curl --trace or
     mitmproxy flow file, or - for stdin.
-    Exit codes: 0 success, 1 `check` found problems (see --fail-on) or `diff` a difference,
+    Exit codes: 0 success, 1 `check` found problems (see --fail-on), `diff` a difference or a
+    `certify` case failed,
     2 bad usage or unreadable input, 124 `fetch`'s own --timeout fired, 130 interrupted (Ctrl-C).
     """
 
