@@ -3,8 +3,8 @@ checked for the reason each client passes or fails: the SDKs and a correct Node 
 a client that decodes each network chunk alone dies exactly where a cut splits a multi-byte character;
 a client that parses every `data:` line as JSON dies exactly where `[DONE]` reaches it.
 
-The fault half runs on a stand-in for the replay server's faults (`stub_faults`) until the server takes
-them: what it checks is certify's side (the rules, the table), not the faults themselves.
+Under faults, the SDKs and the Node reader fail loudly (or keep the answer whole); the JSON client
+reports success on an error status; `--incomplete-marker` is the way out for a client that says so.
 """
 
 from __future__ import annotations
@@ -14,8 +14,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +21,9 @@ import pytest
 from click.testing import CliRunner
 from rich.cells import cell_len
 
-from sse_inspect import Capture, Chunk, End, Response, load_capture
-from sse_inspect._errors import FaultSpecError
+from sse_inspect import load_capture
 from sse_inspect._rechunk import RECHUNK_MATRIX, parse_rechunk_spec, rechunk
 from sse_inspect.cli import _certify, cli
-from sse_inspect.server import ReplayServer
 
 from .helpers import CORPUS, INTERRUPTED, ROOT, running
 
@@ -57,7 +53,8 @@ def certify_json(*args: str) -> tuple[int, dict[str, Any]]:
 
 
 def cuts(*specs: str) -> list[str]:
-    return [a for s in specs for a in ("--rechunk", s)]
+    """The options that run these cuts alone."""
+    return ["--no-faults", *(a for s in specs for a in ("--rechunk", s))]
 
 
 def verdicts(doc: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
@@ -83,10 +80,10 @@ def splits_a_character(capture: str, spec: str) -> bool:
 @pytest.mark.parametrize(
     ("client", "captures", "specs"),
     [
-        # the SDKs cost ~0.5 s a case to start: the cuts that break naive clients, on both captures
-        ([PY, "openai_sdk.py"], [OPENAI, EMOJI], ["bytes:1", "utf8", "random:1"]),
+        # the SDKs cost 0.5-1.5 s a case to start: the cuts that break naive clients, where they break them
+        ([PY, "openai_sdk.py"], [EMOJI], ["bytes:1", "utf8", "random:1"]),
         ([PY, "anthropic_sdk.py"], [ANTHROPIC], ["bytes:1", "event", "random:2"]),
-        ([NODE, "fetch_reader.mjs"], [OPENAI, EMOJI, ANTHROPIC], list(RECHUNK_MATRIX)),
+        ([NODE, "fetch_reader.mjs"], [OPENAI, EMOJI], list(RECHUNK_MATRIX)),
     ],
     ids=["openai-sdk", "anthropic-sdk", "node-fetch"],
 )
@@ -100,7 +97,7 @@ def test_correct_clients_pass_every_cut(client: list[str], captures: list[str], 
 
 @e2e
 def test_a_client_decoding_each_chunk_alone_fails_exactly_the_cuts_inside_a_character() -> None:
-    code, doc = certify_json(OPENAI, EMOJI, "--", PY, str(CLIENTS / "naive_split.py"))
+    code, doc = certify_json(OPENAI, EMOJI, "--no-faults", "--", PY, str(CLIENTS / "naive_split.py"))
     results = verdicts(doc)
     for capture in (OPENAI, EMOJI):
         splitting = {s for s in RECHUNK_MATRIX if splits_a_character(capture, s)}
@@ -120,7 +117,7 @@ def test_a_client_parsing_every_data_line_as_json_fails_where_done_reaches_it() 
     """Every cut delivers the whole stream, `data: [DONE]` included: the client dies on it at every
     cut, after printing the whole answer (a stream without it passes: see the faults below)."""
     assert b"data: [DONE]" in b"".join(c.data for c in load_capture(OPENAI).chunks)
-    code, doc = certify_json(OPENAI, "--", PY, str(CLIENTS / "json_every_line.py"))
+    code, doc = certify_json(OPENAI, "--no-faults", "--", PY, str(CLIENTS / "json_every_line.py"))
     assert code == 1 and doc["passed"] == 0 and len(doc["cases"]) == len(RECHUNK_MATRIX)
     for case in doc["cases"]:
         assert case["exit_code"] == 1
@@ -142,11 +139,11 @@ def test_the_answer_compared_is_what_text_prints_and_a_difference_is_its_first_l
         "httpx.post(sys.argv[1])\n"
         "print('The capital of the UK is Paris.')\n"
     )
-    code, doc = certify_json(OPENAI, "--rechunk", "line", "--", PY, str(script), "{url}", "{base_url}")
+    code, doc = certify_json(OPENAI, *cuts("line"), "--", PY, str(script), "{url}", "{base_url}")
     (case,) = doc["cases"]
     assert code == 1 and not case["passed"] and case["exit_code"] == 0
     assert case["detail"] == "line 1: expected '…tal of the UK is London.', got '…ital of the UK is Paris.'"
-    code, _, _ = certify(OPENAI, "--rechunk", "line", "--", PY, "-c", "print('The capital of the UK is London.')")
+    code, _, _ = certify(OPENAI, *cuts("line"), "--", PY, "-c", "print('The capital of the UK is London.')")
     assert code == 0  # the same answer (print's newline is the one `text` ends with)
 
 
@@ -196,7 +193,7 @@ def test_the_table_fits_the_terminal_and_says_how_many_passed(columns: int) -> N
     ("args", "says"),
     [
         ([OPENAI, "--rechunk", "bytes:0", "--", PY], "bad rechunk spec 'bytes:0'"),
-        ([OPENAI, "--fault", "cut:nowhere=1", "--", PY], "--fault"),
+        ([OPENAI, "--fault", "cut:nowhere=1", "--", PY], "bad fault spec 'cut:nowhere=1'"),
         ([OPENAI, "--", "no-such-client-here"], "command not found: no-such-client-here"),
         ([OPENAI, "--", "./no/such/client"], "command not found: ./no/such/client"),
         ([OPENAI], "no command"),
@@ -225,7 +222,7 @@ def test_a_case_that_times_out_fails_and_its_process_group_is_killed(tmp_path: P
     pidfile = tmp_path / "pid"
     # the client's own child (a shell's background job) must die with it
     command = ["/bin/sh", "-c", f"sleep 60 & echo $! > {pidfile}; wait"]
-    code, doc = certify_json(OPENAI, "--rechunk", "line", "--timeout", "1", "--", *command)
+    code, doc = certify_json(OPENAI, *cuts("line"), "--timeout", "1", "--", *command)
     (case,) = doc["cases"]
     assert code == 1 and not case["passed"] and case["exit_code"] is None
     assert case["detail"] == "timed out after 1 s"
@@ -235,7 +232,7 @@ def test_a_case_that_times_out_fails_and_its_process_group_is_killed(tmp_path: P
 @e2e
 def test_ctrl_c_kills_the_clients_and_exits_130(tmp_path: Path) -> None:
     pidfile = tmp_path / "pid"
-    argv = [PY, "-m", "sse_inspect", "certify", OPENAI, "--rechunk", "line", "--", "/bin/sh", "-c",
+    argv = [PY, "-m", "sse_inspect", "certify", OPENAI, *cuts("line"), "--", "/bin/sh", "-c",
             f"sleep 60 & echo $! > {pidfile}.tmp; mv {pidfile}.tmp {pidfile}; wait"]  # fmt: skip
     with running(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
         deadline = time.monotonic() + 60
@@ -281,45 +278,78 @@ def test_a_long_line_is_shown_around_its_difference() -> None:
     assert detail == f"line 1: expected '…{'x' * 8}London{'y' * 10}…', got '…{'x' * 8}Paris!{'y' * 10}…'"
 
 
-# -- faults, on a stand-in for the server's own ----------------------------------------------------
+# -- faults ----------------------------------------------------------------------------------------
+
+BENIGN = ("keepalive:every=50ms", "stall:after-event=50%,for=1s")
+"""Faults after which the whole answer still comes (keep-alive comments; a second of silence)."""
+CUTS = ("cut:event=50%", "cut:event=50%,reset", "cut:byte=50%")
+"""Faults that end the connection mid-body: every HTTP/1.1 client sees the chunked body unfinished."""
 
 
-def _without_done(capture: Capture) -> Capture:
-    body = b"".join(c.data for c in capture.chunks)
-    assert body.count(b"data: [DONE]\n\n") == 1
-    return replace(capture, chunks=(Chunk(None, body.replace(b"data: [DONE]\n\n", b"")),))
+def fault_verdicts(capture: str, *args: str) -> tuple[int, dict[str, tuple[bool, str]]]:
+    code, doc = certify_json(capture, "--no-cuts", *args)
+    assert {c["kind"] for c in doc["cases"]} == {"fault"}
+    return code, {c["case"]: (c["passed"], c["detail"]) for c in doc["cases"]}
 
 
-def _half_then_reset(capture: Capture) -> Capture:
-    body = b"".join(c.data for c in capture.chunks)
-    return replace(capture, chunks=(Chunk(None, body[: len(body) // 2]),), end=End(kind="server-disconnected"))
+@e2e
+@pytest.mark.parametrize(
+    ("client", "capture", "faults"),
+    [
+        # a fault of each kind but the benign ones (the Node reader and the JSON client show those)
+        ([PY, "openai_sdk.py"], OPENAI, ("cut:event=50%,reset", "error:after-event=50%", "no-end-marker",
+                                         "status:500")),
+        ([PY, "anthropic_sdk.py"], ANTHROPIC, ("cut:event=50%", "error:after-event=50%", "no-end-marker",
+                                               "status:429,retry-after=1")),
+    ],
+    ids=["openai-sdk", "anthropic-sdk"],
+)  # fmt: skip
+def test_the_sdks_fail_loudly_on_every_fault_or_keep_the_answer_whole(client: list[str], capture: str,
+                                                                      faults: tuple[str, ...]) -> None:  # fmt: skip
+    """Cuts are connection errors (the chunked body unfinished), the in-band error and the statuses are
+    the SDK's own errors; without the end marker, with keep-alives or a stall, the answer is whole.
+    (Neither SDK notices a missing end marker: the answer is whole, so that is no failure here.)"""
+    code, got = fault_verdicts(capture, *[a for f in faults for a in ("--fault", f)], "--", client[0],
+                               str(CLIENTS / client[1]))  # fmt: skip
+    assert list(got) == list(faults) and code == 0
+    for fault, (passed, detail) in got.items():
+        assert passed, (fault, detail)
+        if fault in (*BENIGN, "no-end-marker"):
+            assert detail == "answer whole", (fault, detail)
+        elif fault.startswith("status:429"):
+            assert detail.startswith("exit 1: ") and "RateLimitError: Error code: 429" in detail
+        elif fault.startswith("status:500"):
+            assert detail.startswith("exit 1: ") and "InternalServerError: Error code: 500" in detail
+        else:  # cuts, the in-band error
+            assert detail.startswith("exit 1: "), (fault, detail)
 
 
-def _status_500(capture: Capture) -> Capture:
-    error = b'{"error": {"message": "The server had an error", "type": "server_error"}}'
-    response = Response(status=500, reason="Internal Server Error", headers=(("Content-Type", "application/json"),))
-    return replace(capture, chunks=(Chunk(None, error),), response=response)
+@e2e
+def test_the_node_reader_fails_loudly_on_every_fault_but_the_benign_ones() -> None:
+    code, got = fault_verdicts(OPENAI, "--", NODE, str(CLIENTS / "fetch_reader.mjs"))
+    assert list(got) == list(_certify.FAULT_MATRIX) and code == 0
+    expected = {**{f: "exit 1: fetch_reader: terminated" for f in CUTS}, **{f: "answer whole" for f in BENIGN},
+                "no-end-marker": "exit 1: fetch_reader: the stream ended without its end marker",
+                "error:after-event=50%": "exit 1: fetch_reader: in-band error: ",
+                "status:429,retry-after=1": "exit 1: fetch_reader: HTTP 429", "status:500": "exit 1: fetch_reader: HTTP 500"}  # fmt: skip
+    assert {f: passed for f, (passed, _) in got.items()} == dict.fromkeys(expected, True)
+    assert {f: detail[: len(expected[f])] for f, (_, detail) in got.items()} == expected
 
 
-STAND_INS = {"no-end-marker": _without_done, "cut:byte=50%,reset": _half_then_reset, "status:500": _status_500}
-"""What the server's faults do, as captures the server replays today (`cut` closes mid-body, as a reset)."""
-
-
-@pytest.fixture
-def stub_faults(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    # TODO(issue 20, lead): goes when ReplayServer takes faults= (then these tests run on the real faults)
-    def check(spec: str) -> None:
-        if spec not in STAND_INS:
-            raise FaultSpecError(f"no stand-in for {spec!r}")
-
-    def server(capture: Capture, spec: str) -> ReplayServer:
-        return ReplayServer([STAND_INS[spec](capture)], speed=None, log=lambda line: None)
-
-    monkeypatch.setattr(_certify, "FAULTS_READY", True)
-    monkeypatch.setattr(_certify, "FAULT_MATRIX", tuple(STAND_INS))
-    monkeypatch.setattr(_certify, "check_fault", check)
-    monkeypatch.setattr(_certify, "fault_server", server)
-    yield
+@e2e
+def test_the_json_every_line_client_reports_success_on_an_error_status() -> None:
+    """It never looks at the status: a 429 or 500's JSON body has no `data:` lines, so it prints an empty
+    answer and exits 0, the failure certify is for. Elsewhere it fails loudly for its own reasons: an
+    httpx error at a cut, `choices` missing from the in-band error, `[DONE]` (which still comes after
+    keep-alives or a stall); without `[DONE]` its answer is whole."""
+    code, got = fault_verdicts(OPENAI, "--", PY, str(CLIENTS / "json_every_line.py"))
+    empty = "exit 0, partial answer: line 1: expected 'The capital of the UK is…', got ''"
+    expected = {**{f: (True, "exit 1: httpx.") for f in CUTS},
+                **{f: (True, "exit 1: json.decoder.JSONDecodeError") for f in BENIGN},
+                "no-end-marker": (True, "answer whole"), "error:after-event=50%": (True, "exit 1: KeyError: 'choices'"),
+                "status:429,retry-after=1": (False, empty), "status:500": (False, empty)}  # fmt: skip
+    assert {f: (passed, detail[: len(expected[f][1])]) for f, (passed, detail) in got.items()} == expected
+    assert code == 1
 
 
 MARKING = """\
@@ -335,53 +365,39 @@ print(text)
 if not done:
     print("[incomplete]")
 """
-"""A client that says when it saw no end marker, with a last line."""
+"""A client that says, with a last line, when it saw no end marker (and ignores the status)."""
 
 
 @e2e
-@pytest.mark.usefixtures("stub_faults")
-@pytest.mark.parametrize(
-    ("client", "marker", "expected"),
-    [
-        # dies on [DONE]; without it, prints the whole answer; a reset mid-body is an httpx error;
-        # a 500's JSON body has no data: lines, so it prints an empty answer and exits 0: the failure
-        ([PY, str(CLIENTS / "json_every_line.py")], None,
-         {"no-end-marker": (True, "answer whole"), "cut:byte=50%,reset": (True, "exit 1"),
-          "status:500": (False, "exit 0, partial answer: line 1: expected 'The capital of the UK is…', got ''")}),
-        # exits 1 on anything but a complete stream
-        ([NODE, str(CLIENTS / "fetch_reader.mjs")], None,
-         {"no-end-marker": (True, "exit 1: fetch_reader: the stream ended without its end marker"),
-          "cut:byte=50%,reset": (True, "exit 1: fetch_reader: terminated"),
-          "status:500": (True, "exit 1: fetch_reader: HTTP 500")}),
-        ([PY, "-c", MARKING], "[incomplete]",
-         {"no-end-marker": (True, "marked incomplete"), "cut:byte=50%,reset": (True, "exit 1"),
-          "status:500": (True, "marked incomplete")}),
-        ([PY, "-c", MARKING], None,
-         {"no-end-marker": (False, "exit 0, partial answer: line 2: expected nothing, got '[incomplete]'"),
-          "cut:byte=50%,reset": (True, "exit 1"),
-          "status:500": (False, "exit 0, partial answer: line 1: expected 'The capital of the UK is…', got ''")}),
-    ],
-    ids=["json-every-line", "node-fetch", "marking-client", "marking-client-unannounced"],
-)  # fmt: skip
-def test_fault_rules_on_real_clients(client: list[str], marker: str | None,
-                                     expected: dict[str, tuple[bool, str]]) -> None:  # fmt: skip
-    args = ["--no-cuts", *(["--incomplete-marker", marker] if marker else []), "--", *client]
-    code, doc = certify_json(OPENAI, *args)
-    got = {c["case"]: (c["passed"], c["detail"]) for c in doc["cases"]}
-    assert {c["kind"] for c in doc["cases"]} == {"fault"} and list(got) == list(STAND_INS)
-    for spec, (passed, detail) in expected.items():
-        assert got[spec][0] == passed and got[spec][1].startswith(detail), (spec, got[spec])
-    assert code == (0 if all(p for p, _ in expected.values()) else 1)
+@pytest.mark.parametrize("marker", ["[incomplete]", None], ids=["announced", "unannounced"])
+def test_an_incomplete_marker_passes_a_fault_when_the_command_announces_it(marker: str | None) -> None:
+    faults = ["--fault", "no-end-marker", "--fault", "status:500", "--fault", "cut:byte=50%"]
+    code, got = fault_verdicts(OPENAI, *faults, *(["--incomplete-marker", marker] if marker else []),
+                               "--", PY, "-c", MARKING)  # fmt: skip
+    assert got["cut:byte=50%"][0] and got["cut:byte=50%"][1].startswith("exit 1: httpx.RemoteProtocolError")
+    if marker:
+        assert got["no-end-marker"] == got["status:500"] == (True, "marked incomplete") and code == 0
+    else:  # an extra line on a whole answer; an empty answer
+        assert got["no-end-marker"] == (False, "exit 0, partial answer: line 2: expected nothing, got '[incomplete]'")
+        assert got["status:500"] == (False, "exit 0, partial answer: line 1: expected 'The capital of the UK is…', got ''")
+        assert code == 1
 
 
 @e2e
-@pytest.mark.usefixtures("stub_faults")
-def test_fault_and_rechunk_replace_the_matrices() -> None:
-    _, doc = certify_json(OPENAI, "--rechunk", "utf8", "--fault", "status:500", "--", NODE,
-                          str(CLIENTS / "fetch_reader.mjs"))  # fmt: skip
+def test_the_matrices_and_what_replaces_them() -> None:
+    node = ["--", NODE, str(CLIENTS / "fetch_reader.mjs")]
+    _, doc = certify_json(OPENAI, *node)
+    assert [(c["kind"], c["case"]) for c in doc["cases"]] == [
+        *(("cut", s) for s in RECHUNK_MATRIX), *(("fault", f) for f in _certify.FAULT_MATRIX)]  # fmt: skip
+    _, doc = certify_json(OPENAI, "--rechunk", "utf8", "--fault", "status:500", *node)
     assert [(c["kind"], c["case"]) for c in doc["cases"]] == [("cut", "utf8"), ("fault", "status:500")]
-    _, doc = certify_json(OPENAI, "--no-faults", "--", NODE, str(CLIENTS / "fetch_reader.mjs"))
-    assert [c["case"] for c in doc["cases"]] == list(RECHUNK_MATRIX)
-    code, _, err = certify(OPENAI, "--fault", "stall:after-event=1", "--", PY)
-    assert code == 2 and err.count("\n") == 1 and "no stand-in" in err
+    # faults that compose make one case
+    _, doc = certify_json(OPENAI, "--no-cuts", "--fault", " stall:after-event=2,for=0.2s  keepalive:every=50ms", *node)
+    assert [(c["case"], c["passed"], c["detail"]) for c in doc["cases"]] == [
+        ("stall:after-event=2,for=0.2s keepalive:every=50ms", True, "answer whole")]  # fmt: skip
 
+
+@pytest.mark.parametrize("spec", ["status:500 cut:event=1", "cut:event=1 cut:byte=2", "cut:event=150%"])
+def test_faults_that_cannot_be_are_one_line(spec: str) -> None:
+    code, out, err = certify(OPENAI, "--fault", spec, "--", PY)
+    assert code == 2 and out == "" and err.count("\n") == 1 and "fault" in err, err

@@ -37,6 +37,7 @@ import click
 
 from .._analysis import analyze
 from .._capture import Capture
+from .._faults import FaultSet
 from .._loading import load_capture
 from .._rechunk import RECHUNK_MATRIX, parse_rechunk_spec
 from ..server import ReplayServer
@@ -51,27 +52,15 @@ FAULT_MATRIX = (
 )  # fmt: skip
 """The faults a client is certified under by default: cut mid-stream (a FIN, a reset, mid-character),
 no end marker, the provider's in-band error, keep-alive comments, a stall, error statuses."""
-# TODO(issue 20, lead): the pytest plugin's FAULT_MATRIX (defined in a core module, say `_faults`, so
-# that this command does not import pytest), imported here in place of this tuple.
-
-FAULTS_READY = False
-"""Whether the replay server takes faults: until it does, the default matrix is the cuts alone and
-`--fault` is refused."""
-# TODO(issue 20, lead): when ReplayServer takes faults= (with `_fault_plan`) and FaultSet reads `50%`:
-# FAULTS_READY goes, `check_fault` is `FaultSet.parse([spec])`, and `fault_server` is
-#     return ReplayServer([capture], speed=None, faults=FaultSet.parse([spec]), log=_quiet)
-
-
-def check_fault(spec: str) -> None:
-    """Raise the `FaultSpecError` of a fault spec no replay can take."""
-    from .._faults import parse_fault
-
-    parse_fault(spec)
+# TODO(issue 20, lead): the pytest plugin's FAULT_MATRIX, defined in a core module (`_faults`, as
+# RECHUNK_MATRIX is in `_rechunk`) so that this command does not import pytest, imported here in place
+# of this tuple.
 
 
 def fault_server(capture: Capture, spec: str) -> ReplayServer:
-    """A replay server (not started) that serves `capture` at once with the fault `spec`."""
-    raise NotImplementedError("the replay server takes no faults yet")
+    """A replay server (not started) that serves `capture` at once with the faults of `spec`: one
+    fault, or several that compose, space-separated (`"stall:after-event=2,for=1s keepalive:every=100ms"`)."""
+    return ReplayServer([capture], speed=None, faults=FaultSet.parse(spec.split()), log=_quiet)
 
 
 def cut_server(capture: Capture, spec: str) -> ReplayServer:
@@ -142,7 +131,8 @@ class _CommandAfterDashes(click.Command):
 @click.option("--rechunk", "cuts", multiple=True, metavar="SPEC",
               help="A cut to run (repeatable): replaces the standard cuts.")  # fmt: skip
 @click.option("--fault", "faults", multiple=True, metavar="SPEC",
-              help="A fault to run (repeatable): replaces the standard faults.")  # fmt: skip
+              help="A fault to run (repeatable; faults that compose, space-separated, make one case): "
+                   "replaces the standard faults.")  # fmt: skip
 @click.option("--no-cuts", is_flag=True, help="Run no cuts.")
 @click.option("--no-faults", is_flag=True, help="Run no faults.")
 @click.option("--jobs", type=click.IntRange(min=1), default=None, metavar="N",
@@ -196,12 +186,10 @@ def _check_command(program: str) -> None:
 def _specs(cuts: Sequence[str], faults: Sequence[str], *, no_cuts: bool, no_faults: bool) -> list[tuple[str, str]]:
     """(kind, spec) of every case a capture gets, each spec checked; a bad one is an SSEInspectError."""
     chosen = [] if no_cuts else [("cut", str(parse_rechunk_spec(s))) for s in cuts or RECHUNK_MATRIX]
-    if faults and not no_faults and not FAULTS_READY:
-        raise InputError("--fault: this build's replay server takes no faults yet")
-    if not no_faults and FAULTS_READY:
+    if not no_faults:
         for spec in faults or FAULT_MATRIX:
-            check_fault(spec)
-            chosen.append(("fault", spec))
+            FaultSet.parse(spec.split())  # a FaultSpecError, before any case runs
+            chosen.append(("fault", " ".join(spec.split())))
     if not chosen:
         raise InputError("no cases to run: --no-cuts and --no-faults leave nothing")
     return chosen
