@@ -430,7 +430,7 @@ def _print_table(results: list[Result]) -> None:
 
     console = _render.console()
     wide = console.width >= WIDE
-    case_width = min(max(len(r.case.spec) for r in results), max(10, console.width // 4))
+    case_width = min(max(len(r.case.spec) for r in results), max(10, console.width // 3 if wide else console.width // 4))
     name_width = min(max(cell_len(os.path.basename(r.case.target.name)) for r in results), console.width // 2)
 
     def table(header: bool) -> Table:
