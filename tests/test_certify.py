@@ -22,6 +22,7 @@ from click.testing import CliRunner
 from rich.cells import cell_len
 
 from sse_inspect import load_capture
+from sse_inspect._faults import FAULT_MATRIX
 from sse_inspect._rechunk import RECHUNK_MATRIX, parse_rechunk_spec, rechunk
 from sse_inspect.cli import _certify, cli
 
@@ -327,7 +328,7 @@ def test_the_sdks_fail_loudly_on_every_fault_or_keep_the_answer_whole(client: li
 @e2e
 def test_the_node_reader_fails_loudly_on_every_fault_but_the_benign_ones() -> None:
     code, got = fault_verdicts(OPENAI, "--", NODE, str(CLIENTS / "fetch_reader.mjs"))
-    assert list(got) == list(_certify.FAULT_MATRIX) and code == 0
+    assert list(got) == list(FAULT_MATRIX) and code == 0
     expected = {**{f: "exit 1: fetch_reader: terminated" for f in CUTS}, **{f: "answer whole" for f in BENIGN},
                 "no-end-marker": "exit 1: fetch_reader: the stream ended without its end marker",
                 "error:after-event=50%": "exit 1: fetch_reader: in-band error: ",
@@ -388,7 +389,7 @@ def test_the_matrices_and_what_replaces_them() -> None:
     node = ["--", NODE, str(CLIENTS / "fetch_reader.mjs")]
     _, doc = certify_json(OPENAI, *node)
     assert [(c["kind"], c["case"]) for c in doc["cases"]] == [
-        *(("cut", s) for s in RECHUNK_MATRIX), *(("fault", f) for f in _certify.FAULT_MATRIX)]  # fmt: skip
+        *(("cut", s) for s in RECHUNK_MATRIX), *(("fault", f) for f in FAULT_MATRIX)]  # fmt: skip
     _, doc = certify_json(OPENAI, "--rechunk", "utf8", "--fault", "status:500", *node)
     assert [(c["kind"], c["case"]) for c in doc["cases"]] == [("cut", "utf8"), ("fault", "status:500")]
     # faults that compose make one case

@@ -37,24 +37,14 @@ import click
 
 from .._analysis import analyze
 from .._capture import Capture
-from .._faults import FaultSet
+from .._faults import FAULT_MATRIX, FaultSet
 from .._loading import load_capture
 from .._rechunk import RECHUNK_MATRIX, parse_rechunk_spec
 from ..server import ReplayServer
 from ._params import InputError, input_errors, json_option
 from ._views import answer_pieces
 
-__all__ = ["FAULT_MATRIX", "certify"]
-
-FAULT_MATRIX = (
-    "cut:event=50%", "cut:event=50%,reset", "cut:byte=50%", "no-end-marker", "error:after-event=50%",
-    "keepalive:every=50ms", "stall:after-event=50%,for=1s", "status:429,retry-after=1", "status:500",
-)  # fmt: skip
-"""The faults a client is certified under by default: cut mid-stream (a FIN, a reset, mid-character),
-no end marker, the provider's in-band error, keep-alive comments, a stall, error statuses."""
-# TODO(issue 20, lead): the pytest plugin's FAULT_MATRIX, defined in a core module (`_faults`, as
-# RECHUNK_MATRIX is in `_rechunk`) so that this command does not import pytest, imported here in place
-# of this tuple.
+__all__ = ["certify"]
 
 
 def fault_server(capture: Capture, spec: str) -> ReplayServer:
