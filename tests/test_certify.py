@@ -398,7 +398,7 @@ def test_the_matrices_and_what_replaces_them() -> None:
         ("stall:after-event=2,for=0.2s keepalive:every=50ms", True, "answer whole")]  # fmt: skip
 
 
-@pytest.mark.parametrize("spec", ["status:500 cut:event=1", "cut:event=1 cut:byte=2", "cut:event=150%"])
+@pytest.mark.parametrize("spec", ["status:500 cut:event=1", "cut:event=1 cut:byte=2", "cut:event=150%", " "])
 def test_faults_that_cannot_be_are_one_line(spec: str) -> None:
     code, out, err = certify(OPENAI, "--fault", spec, "--", PY)
     assert code == 2 and out == "" and err.count("\n") == 1 and "fault" in err, err

@@ -178,6 +178,8 @@ def _specs(cuts: Sequence[str], faults: Sequence[str], *, no_cuts: bool, no_faul
     chosen = [] if no_cuts else [("cut", str(parse_rechunk_spec(s))) for s in cuts or RECHUNK_MATRIX]
     if not no_faults:
         for spec in faults or FAULT_MATRIX:
+            if not spec.split():
+                raise InputError("--fault: an empty spec")
             FaultSet.parse(spec.split())  # a FaultSpecError, before any case runs
             chosen.append(("fault", " ".join(spec.split())))
     if not chosen:
