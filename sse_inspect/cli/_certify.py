@@ -422,7 +422,7 @@ def _print_table(results: list[Result]) -> None:
 
     console = _render.console()
     wide = console.width >= WIDE
-    case_width = min(max(len(r.case.spec) for r in results), max(10, console.width // 3 if wide else console.width // 4))
+    case_width = min(max(len(r.case.spec) for r in results), max(10, console.width // 3))
     name_width = min(max(cell_len(os.path.basename(r.case.target.name)) for r in results), console.width // 2)
 
     def table(header: bool) -> Table:
@@ -442,8 +442,10 @@ def _print_table(results: list[Result]) -> None:
     for r in results:
         verdict = Text("PASS", style="green") if r.passed else Text("FAIL", style="bold red")
         name = _render.safe(os.path.basename(r.case.target.name), newlines=False, style="bold")
-        cells: list[Text | str] = [_render.safe(r.case.spec, newlines=False), r.case.kind, verdict,
-                                   _render.safe(r.detail, newlines=False)]  # fmt: skip
+        detail = _render.safe(r.detail, newlines=False)
+        if r.passed:  # why a case passed is one line (cut short); why one failed is all there
+            detail.no_wrap, detail.overflow = True, "ellipsis"
+        cells: list[Text | str] = [_render.safe(r.case.spec, newlines=False), r.case.kind, verdict, detail]
         first = r.case.target is not shown
         shown = r.case.target
         if wide:
