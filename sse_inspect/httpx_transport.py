@@ -16,13 +16,12 @@ With faults (`faults=["cut:event=50%"]`, see `_faults`) it walks the same `Repla
 replay server and ends as a socket would make the package end: a cut is the `RemoteProtocolError`
 of a close mid-body, a reset cut the `ReadError` of a reset, a stall longer than the request's read
 timeout the `ReadTimeout` (after waiting the timeout), a `status:` fault an error answer. There is
-no other timing: only stalls and a slow link wait (`time.sleep`, or `asyncio.sleep` for async
-clients). Importing this module needs httpx or httpx2 (either is enough).
+no other timing: only stalls and a slow link wait (`time.sleep`, or anyio's sleep for async clients,
+which both packages stand on: asyncio or trio alike). Importing this module needs httpx or httpx2 (either is enough).
 """
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import time
 from collections.abc import AsyncIterator, Iterable, Iterator
@@ -79,6 +78,7 @@ class _Flavor:
 
     def __init__(self, package: ModuleType) -> None:
         self.package = package
+        import anyio  # httpx's and httpx2's own dependency: here once one of them is
 
         class SyncStream(package.SyncByteStream):  # type: ignore[name-defined,misc]
             def __init__(self, body: Iterator[tuple[float, bytes]]) -> None:
@@ -98,7 +98,7 @@ class _Flavor:
             async def __aiter__(self) -> AsyncIterator[bytes]:
                 for wait, data in self.body:
                     if wait > 0:
-                        await asyncio.sleep(wait)
+                        await anyio.sleep(wait)  # asyncio or trio, whichever the client runs on
                     if data:
                         yield data
 
