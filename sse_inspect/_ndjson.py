@@ -13,7 +13,7 @@ The items are the parser's `Event`s, so that a dialect reads any framing the sam
 UTF-8). The framers find the texts; they do not parse them (the dialect does).
 
 - `NDJSONParser`: one JSON text per line (https://github.com/ndjson/ndjson-spec, https://jsonlines.org),
-  as Ollama's native API (`/api/chat`, `/api/generate`, `application/x-ndjson`) and TGI's send.
+  as Ollama's native API sends (`/api/chat`, `/api/generate`, `application/x-ndjson`).
 - `JSONArrayParser`: one JSON array written piece by piece (RFC 8259 section 5), an item per element, as
   Gemini's `:streamGenerateContent` sends without `alt=sse`.
 - `sniff_framing`: which of "sse", "ndjson", "json-array", "eventstream" a body is, from its Content-Type
@@ -23,6 +23,9 @@ Notices (`Notice.kind`) beside those of the event-stream parser ("bom", "invalid
 
 - "not-json-line" (NDJSON): a line that does not start with `{` or `[` (after JSON whitespace): not the
   objects a stream of this kind sends; still an item, the dialect judges it.
+- "blank-line" (NDJSON, the first only; all counted in `stats.blank`): a line of nothing or JSON whitespace
+  (a keep-alive some servers send). Skipped here, as the ndjson-spec allows, but a client that decodes
+  every line it gets fails on it: the ollama library's `json.loads(line)` of each `iter_lines()` line raises.
 - "splitlines-break" (NDJSON, the first only; all counted in `stats.split`): a line holding a character
   other than LF that Python's `str.splitlines()` ends a line at: a lone CR, VT, FF, FS, GS, RS, NEL (U+0085),
   LS or PS (U+2028, U+2029). httpx's `iter_lines`, which the ollama library reads with, splits there, so
@@ -219,7 +222,8 @@ class NDJSONParser(_Framer):
     is followed by LF; a CR before the LF belongs to the line end (the spec: "parsers MUST accept" CRLF,
     as `iter_lines` and the ollama library read it); the text is UTF-8. Per line:
 
-    - nothing, or JSON whitespace only: no item, counted in `stats.blank` (ndjson-spec: "MAY" be ignored);
+    - nothing, or JSON whitespace only: no item, counted in `stats.blank` (ndjson-spec: "MAY" be ignored),
+      a "blank-line" notice for the first;
     - anything else: an `Event` whose `data` is the line's text (without its line end), `start` its first
       byte, `end` just past its LF, `t_first` when its first byte came, `t`/`chunk` when its LF did;
       a "not-json-line" notice when it does not open with `{` or `[`;
@@ -299,6 +303,10 @@ class NDJSONParser(_Framer):
             raw = raw[:-1]
         if not raw.strip(_WS):
             self._blank += 1
+            if self._blank == 1:
+                out.append(Notice(kind="blank-line", offset=start, t=self._line_t,
+                                  message="a blank line (skipped): a client that decodes every line, as the ollama "
+                                  "library does, fails on it"))  # fmt: skip
             return
         text = self._text(raw, start, self._line_t, out)
         if raw[0] not in b"{[" and raw.lstrip(_WS)[:1] not in (b"{", b"["):  # (the usual line: one byte looked at)
