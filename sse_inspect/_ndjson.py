@@ -365,8 +365,8 @@ class JSONArrayParser(_Framer):
     """Turns one JSON array, written piece by piece, into an `Event` per top-level element.
 
     RFC 8259 section 5: `[`, then values separated by `,`, then `]`, with whitespace (space, tab, CR, LF)
-    around any of them. Gemini's `:streamGenerateContent` (without `alt=sse`) writes `[{...}` then `,\\r\\n{...}`
-    per response, then `]`.
+    around any of them. Gemini's `:streamGenerateContent` (without `alt=sse`) writes `[`, each response object
+    as it comes with a `,` (and line ends) before the next, then `]`: whatever the whitespace, it reads the same.
 
     Each element's `data` is its text exactly as sent (no re-serialisation), found by a scanner that follows
     depth, strings and escapes (so a `]` or `\\"` in a string ends nothing) without parsing. `start` is its

@@ -507,8 +507,9 @@ def test_ollama_native_streams(body: bytes, text: str, cuts: list[int]) -> None:
 
 
 def gemini_array(name: str) -> tuple[bytes, list[str]]:
-    """A corpus Gemini SSE capture's JSON objects, written as `:streamGenerateContent` without `alt=sse` writes its
-    array (`[{...}` then `,\\r\\n{...}` per response, then `]`), and the objects' texts."""
+    """A corpus Gemini SSE capture's JSON objects as the elements of one array, as `:streamGenerateContent` without
+    `alt=sse` sends them (`[`, the objects with `,` and a line end between them, `]`: the whitespace is a guess, no
+    capture of that shape is in the corpus), and the objects' texts."""
     body = (CORPUS / name).read_bytes().decode()
     texts = [line[len("data: ") :] for line in body.split("\r\n") if line.startswith("data: ")]
     assert texts
