@@ -1,4 +1,4 @@
-"""The mitmproxy addon: records every event-stream response, chunk by chunk, as it passes.
+"""The mitmproxy addon: records every token-stream response (SSE above all), chunk by chunk, as it passes.
 
     mitmdump --listen-host 127.0.0.1 -s addons/sse_capture.py --set sse_capture_dir=./captures
 

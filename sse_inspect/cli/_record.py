@@ -62,7 +62,7 @@ def record(
     listen: str, upstream: str | None, directory: Path, flow_filter: str | None, types: str | None, no_redact: bool,
     confdir: str | None,
 ) -> None:  # fmt: skip
-    """Run a recording proxy: every event stream through it becomes a capture.
+    """Run a recording proxy: every token stream through it (SSE, NDJSON, AWS event stream) becomes a capture.
 
     With --upstream it is a reverse proxy: point your SDK's base URL at it, no certificate
     needed (e.g. OPENAI_BASE_URL=http://127.0.0.1:8080/v1). Without, it is a regular HTTP(S)
