@@ -569,6 +569,21 @@ def botocore_messages(chunks: Sequence[bytes]) -> list[tuple[dict[str, HeaderVal
     return out
 
 
+def test_botocore_and_we_read_a_converse_stream_at_every_cut() -> None:
+    """The ConverseStream body cut in two at each of its offsets, and cut to single bytes: botocore reads its six
+    messages every time, and we our six events."""
+    body = b"".join(CONVERSE)
+    whole = botocore_messages([body])
+    assert [h[":event-type"] for h, _ in whole] == ["messageStart", "contentBlockDelta", "contentBlockDelta",
+                                                   "contentBlockStop", "messageStop", "metadata"]  # fmt: skip
+    ours = untimed(parse([body]))  # type: ignore[arg-type]
+    for cut in range(len(body) + 1):
+        chunks = [body[:cut], body[cut:]]
+        assert botocore_messages(chunks) == whole, cut
+        assert untimed(parse(chunks)) == ours, cut  # type: ignore[arg-type]
+    assert botocore_messages([bytes([b]) for b in body]) == whole
+
+
 _unique_headers = _headers.map(lambda hs: list(dict(hs).items()))
 
 
