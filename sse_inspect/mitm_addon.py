@@ -1,4 +1,4 @@
-"""The mitmproxy addon: records every event-stream response, chunk by chunk, as it passes.
+"""The mitmproxy addon: records every token-stream response (SSE above all), chunk by chunk, as it passes.
 
     mitmdump --listen-host 127.0.0.1 -s addons/sse_capture.py --set sse_capture_dir=./captures
 
@@ -31,7 +31,16 @@ from . import mitm_view
 from ._capture import Request, Response
 from ._redact import Redactor
 from .interop._common import end_from_error
-from .recorder import CaptureWriter, OnCapture, Stage, StreamRecorder, capture_dir_problem, capture_dir_warning
+from .recorder import (
+    STREAM_TYPES,
+    CaptureWriter,
+    OnCapture,
+    Stage,
+    StreamRecorder,
+    capture_dir_problem,
+    capture_dir_warning,
+    is_stream,
+)
 
 __all__ = ["ATTACH_LIMIT", "SSECapture", "end_kind", "flow_error"]
 
@@ -89,8 +98,9 @@ class SSECapture:
         loader.add_option(
             "sse_capture_types",
             str,
-            "text/event-stream",
-            "Comma-separated response content types to record (e.g. text/event-stream,application/x-ndjson).",
+            ",".join(STREAM_TYPES),
+            "Comma-separated response content types to record (default: the token streams: SSE, NDJSON, "
+            "JSON Lines, AWS event stream; with SSE, Gemini's :streamGenerateContent JSON array too).",
         )
         loader.add_option("sse_redact", bool, True, "Redact credentials (headers, key= query parameters).")
         loader.add_option(
@@ -146,17 +156,19 @@ class SSECapture:
             # With its body already there (a flow read from a file, `mitmdump -r`), nothing streams:
             # nothing to record, and `response` must not replace that body with the empty stream's.
             return
-        ctype = (response.headers.get("content-type") or "").split(";")[0].strip().lower()
-        types = {t.strip().lower() for t in ctx.options.sse_capture_types.split(",") if t.strip()}
-        if ctype not in types and ctype != "text/event-stream":
+        ctype = response.headers.get("content-type")
+        url = flow.request.pretty_url
+        types = [t for t in ctx.options.sse_capture_types.split(",") if t.strip()]
+        recorded = is_stream(ctype, url, types)
+        if not recorded and not is_stream(ctype, url):
             return
         try:
-            if ctype in types and (self.filter is None or self.filter(flow)):
+            if recorded and (self.filter is None or self.filter(flow)):
                 self._start(flow)
         except Exception as exc:  # noqa: BLE001 - recording trouble must not touch the traffic
             logger.warning("sse-inspect: not recording %s: %s", flow.request.pretty_url, exc)
         if not response.stream:
-            # Recorded or not, an event stream must flow: mitmproxy would otherwise hold the
+            # Recorded or not, a token stream must flow: mitmproxy would otherwise hold the
             # whole body until the server closes it (mitmproxy#4469).
             response.stream = True
 

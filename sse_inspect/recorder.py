@@ -31,6 +31,7 @@ from ._version import __version__
 
 __all__ = [
     "FLUSH_CHUNKS",
+    "STREAM_TYPES",
     "CaptureWriter",
     "OnCapture",
     "Stage",
@@ -40,10 +41,39 @@ __all__ = [
     "make_private_dir",
     "capture_filename",
     "new_capture_file",
+    "is_stream",
     "rfc3339",
 ]
 
 logger = logging.getLogger(__name__)
+
+STREAM_TYPES = (
+    "text/event-stream",  # SSE: OpenAI, Anthropic, Gemini with alt=sse, Mistral, vLLM, OpenRouter, ...
+    "application/x-ndjson",  # NDJSON: Ollama's native /api/chat and /api/generate
+    "application/jsonl",  # JSON Lines under its other names
+    "application/json-lines",
+    "application/jsonlines",
+    "application/vnd.amazon.eventstream",  # AWS event stream: Bedrock's ConverseStream, InvokeModelWithResponseStream
+)
+"""The content types of LLM token streams: what a recorder records by default."""
+
+
+def is_stream(content_type: str | None, url: str, types: Iterable[str] = STREAM_TYPES) -> bool:
+    """Whether a response of `content_type` to `url` is a stream to record: its type is one of `types`
+    (media type only, any case), or it answers Gemini's `:streamGenerateContent`, whose stream without
+    `alt=sse` is one JSON array written piece by piece as `application/json`, while recording SSE."""
+    media = (content_type or "").split(";")[0].strip().lower()
+    wanted = {t.strip().lower() for t in types}
+    if media in wanted:
+        return True
+    return media == "application/json" and "text/event-stream" in wanted and _streams_json(url)
+
+
+def _streams_json(url: str) -> bool:
+    try:
+        return urlsplit(url).path.endswith(":streamGenerateContent")
+    except ValueError:
+        return False
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _MAX_NAME_PART = 60

@@ -382,42 +382,53 @@ def test_secrets_are_redacted(start_proxy: StartProxy, server: SSEServer) -> Non
     assert parse_qs(urlsplit(capture.request.url).query) == {"key": ["[REDACTED]"], "alt": ["sse"], "sig": ["[REDACTED]"]}
 
 
+GEMINI_ARRAY = "/v1beta/models/gemini-2.5-flash:streamGenerateContent"
+
+
 def _routes_for_types(server: SSEServer) -> dict[str, bytes]:
-    """A JSON answer, an NDJSON stream (Ollama's native API) and an SSE stream: path -> body."""
+    """A JSON answer, and the token streams an app may open: NDJSON (Ollama's native API), JSON Lines,
+    an AWS event stream (Bedrock; one message's bytes, its CRCs left as zeros: the recorder keeps bytes,
+    it does not read them), Gemini's JSON array (`application/json` on `:streamGenerateContent`) and an
+    SSE stream: path -> body."""
     bodies = {
         "/json": b'{"choices": []}',
         "/ndjson": b'{"message": {"content": "Hi"}, "done": false}\n{"done": true}\n',
+        "/jsonl": b'{"text": "Hi"}\n',
+        "/eventstream": b"\x00\x00\x00\x10\x00\x00\x00\x00" + bytes(8),
+        GEMINI_ARRAY: b'[{"candidates": [{"content": {"parts": [{"text": "Hi"}]}}]}\n]',
         "/sse": b"data: [DONE]\n\n",
     }
-    types = {"/json": "application/json", "/ndjson": "application/x-ndjson", "/sse": "text/event-stream"}
+    types = {"/json": "application/json", "/ndjson": "application/x-ndjson", "/jsonl": "application/jsonl",
+             "/eventstream": "application/vnd.amazon.eventstream", GEMINI_ARRAY: "application/json; charset=UTF-8",
+             "/sse": "text/event-stream"}  # fmt: skip
     for path, body in bodies.items():
         server.routes[path] = Script([Write(body)], headers=[("Content-Type", types[path])])
     return bodies
 
 
-def test_only_event_streams_are_recorded_by_default(start_proxy: StartProxy, server: SSEServer) -> None:
-    """An app also makes plain JSON calls and NDJSON streams: by default only the event stream is
-    recorded, and the others pass through untouched."""
+def test_token_streams_are_recorded_by_default(start_proxy: StartProxy, server: SSEServer) -> None:
+    """An app also makes plain JSON calls: by default every token stream is recorded (SSE, NDJSON, JSON
+    Lines, AWS event stream, Gemini's JSON array), byte for byte, and the plain JSON passes untouched."""
     bodies = _routes_for_types(server)
     proxy = start_proxy()
 
     assert stream_each(proxy, server, bodies) == list(bodies.values())
 
-    [capture] = proxy.captures(1)
-    assert capture.request is not None and capture.request.url == server.url("/sse")
+    captures = {urlsplit(c.request.url).path: c for c in proxy.captures(5) if c.request is not None}
+    assert set(captures) == set(bodies) - {"/json"}
+    assert all(captures[path].body == bodies[path] for path in captures)
 
 
-def test_capture_types_option_adds_ndjson(start_proxy: StartProxy, server: SSEServer) -> None:
-    """`sse_capture_types=text/event-stream,application/x-ndjson` also records Ollama-style NDJSON
-    streams, still not plain JSON."""
+def test_capture_types_option_narrows_what_is_recorded(start_proxy: StartProxy, server: SSEServer) -> None:
+    """`sse_capture_types=text/event-stream` records event streams only (and Gemini's JSON array, its other
+    stream); the NDJSON stream still flows, unrecorded."""
     bodies = _routes_for_types(server)
-    proxy = start_proxy(sse_capture_types="text/event-stream,application/x-ndjson")
+    proxy = start_proxy(sse_capture_types="text/event-stream")
 
     assert stream_each(proxy, server, bodies) == list(bodies.values())
 
     captures = {urlsplit(c.request.url).path: c for c in proxy.captures(2) if c.request is not None}
-    assert set(captures) == {"/ndjson", "/sse"}
-    assert captures["/ndjson"].body == bodies["/ndjson"]
+    assert set(captures) == {GEMINI_ARRAY, "/sse"}
 
 
 def test_capture_filter_option(start_proxy: StartProxy, server: SSEServer) -> None:

@@ -52,15 +52,17 @@ def _listen(value: str) -> tuple[str, int]:
 @click.option("-o", "--output", "directory", type=click.Path(file_okay=False, path_type=Path),
               default=Path("captures"), show_default=True, help="Folder for the capture files.")  # fmt: skip
 @click.option("--filter", "flow_filter", metavar="EXPR", help="Record only flows matching a mitmproxy filter.")
-@click.option("--types", default="text/event-stream", show_default=True, help="Content types to record, comma-separated.")
+@click.option("--types", default=None, metavar="TYPES",
+              help="Content types to record, comma-separated (default: the token streams: text/event-stream, "
+                   "application/x-ndjson, JSON Lines, application/vnd.amazon.eventstream).")  # fmt: skip
 @click.option("--no-redact", is_flag=True, help="Write credentials as they are (never share such captures).")
 @click.option("--confdir", type=click.Path(file_okay=False), help="mitmproxy's folder for its CA (default ~/.mitmproxy).")
 @input_errors
 def record(
-    listen: str, upstream: str | None, directory: Path, flow_filter: str | None, types: str, no_redact: bool,
+    listen: str, upstream: str | None, directory: Path, flow_filter: str | None, types: str | None, no_redact: bool,
     confdir: str | None,
 ) -> None:  # fmt: skip
-    """Run a recording proxy: every event stream through it becomes a capture.
+    """Run a recording proxy: every token stream through it (SSE, NDJSON, AWS event stream) becomes a capture.
 
     With --upstream it is a reverse proxy: point your SDK's base URL at it, no certificate
     needed (e.g. OPENAI_BASE_URL=http://127.0.0.1:8080/v1). Without, it is a regular HTTP(S)
@@ -105,7 +107,9 @@ def record(
             console.print(_render.safe(line, newlines=False, style=style))
 
     # no mitmproxy view shows the flows here: attaching their bodies would only cost memory
-    options: dict[str, Any] = {"sse_capture_types": types, "sse_redact": not no_redact, "sse_capture_attach_body": False}
+    options: dict[str, Any] = {"sse_redact": not no_redact, "sse_capture_attach_body": False}
+    if types is not None:  # else the addon's default: every token stream type
+        options["sse_capture_types"] = types
     if flow_filter:
         options["sse_capture_filter"] = flow_filter
     from mitmproxy.exceptions import OptionsError
