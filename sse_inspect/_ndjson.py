@@ -55,6 +55,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from ._events import Event, Notice
+from ._eventstream import HEADERS_LIMIT, MESSAGE_LIMIT, SMALLEST
 from ._limits import SSE_LINE_LIMIT
 
 __all__ = ["FRAMINGS", "JSONArrayParser", "JSONArrayStats", "NDJSONParser", "NDJSONStats", "sniff_framing"]
@@ -555,7 +556,6 @@ _BY_TYPE = {
     "application/x-jsonlines": "ndjson",
     "application/vnd.amazon.eventstream": "eventstream",  # AWS Bedrock's response streams
 }
-_EVENTSTREAM_MAX = 16 << 20  # the AWS event stream format's largest message (its total length field)
 
 
 def sniff_framing(content_type: str | None, head: bytes) -> str:
@@ -567,8 +567,9 @@ def sniff_framing(content_type: str | None, head: bytes) -> str:
     `application/vnd.amazon.eventstream` is "eventstream". Any other (`application/json` as Gemini sends
     with its array, `text/plain`, none) leaves it to the bytes:
 
-    1. an AWS event stream prelude: 12 bytes, a total length (big-endian) of 16 bytes to 16 MiB, a headers
-       length that fits inside it, and the prelude's CRC32 (of the first 8 bytes) in bytes 8-11 -> "eventstream";
+    1. an AWS event stream prelude (`_eventstream`): 12 bytes, a total length (big-endian) from the smallest
+       message (16 bytes) to the longest a service may send (`MESSAGE_LIMIT`), a headers length of at most
+       128 KiB that fits inside it, and the prelude's CRC32 (of the first 8 bytes) in bytes 8-11 -> "eventstream";
     2. after a UTF-8 BOM and JSON whitespace: `[` -> "json-array"; `{` -> "ndjson" (a single JSON object is
        one line of it);
     3. anything else -> "sse": a line opening with an SSE field (`data:`, `event:`, `id:`, `retry:`) or a
@@ -581,7 +582,8 @@ def sniff_framing(content_type: str | None, head: bytes) -> str:
             return framing
     if len(head) >= 12:
         total, headers, crc = struct.unpack(">III", head[:12])
-        if 16 <= total <= _EVENTSTREAM_MAX and headers <= total - 16 and zlib.crc32(head[:8]) == crc:
+        sane = SMALLEST <= total <= MESSAGE_LIMIT and headers <= min(HEADERS_LIMIT, total - SMALLEST)
+        if sane and zlib.crc32(head[:8]) == crc:
             return "eventstream"
     text = head.removeprefix(_BOM).lstrip(_WS)
     if text.startswith(b"["):

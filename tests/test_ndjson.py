@@ -14,6 +14,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from sse_inspect._events import Event, Notice
+from sse_inspect._eventstream import MESSAGE_LIMIT, encode_message
 from sse_inspect._ndjson import FRAMINGS, JSONArrayParser, NDJSONParser, sniff_framing
 
 from .helpers import CORPUS, split_at, untimed
@@ -566,7 +567,10 @@ SNIFF_CASES = [
     (None, eventstream_prelude(crc=0), "sse"),
     (None, eventstream_prelude(total=8), "sse"),
     (None, eventstream_prelude(total=100, headers=90), "sse"),
-    (None, eventstream_prelude(total=(16 << 20) + 1), "sse"),
+    (None, eventstream_prelude(total=MESSAGE_LIMIT + 1), "sse"),
+    (None, eventstream_prelude(total=MESSAGE_LIMIT, headers=(128 << 10) + 1), "sse"),
+    (None, encode_message({":message-type": "event", ":event-type": "messageStart"}, b'{"role":"assistant"}'),
+     "eventstream"),
     (None, b"", "sse"),
     (None, b"hello", "sse"),
 ]  # fmt: skip
