@@ -50,9 +50,11 @@ logger = logging.getLogger(__name__)
 STREAM_TYPES = (
     "text/event-stream",  # SSE: OpenAI, Anthropic, Gemini with alt=sse, Mistral, vLLM, OpenRouter, ...
     "application/x-ndjson",  # NDJSON: Ollama's native /api/chat and /api/generate
+    "application/ndjson",
     "application/jsonl",  # JSON Lines under its other names
     "application/json-lines",
     "application/jsonlines",
+    "application/x-jsonlines",
     "application/vnd.amazon.eventstream",  # AWS event stream: Bedrock's ConverseStream, InvokeModelWithResponseStream
 )
 """The content types of LLM token streams: what a recorder records by default."""
