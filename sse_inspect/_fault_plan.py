@@ -43,7 +43,7 @@ from ._parser import EventStreamParser
 from ._rechunk import RechunkSpec, ReplayChunks
 from .dialects import Dialect, EventFlags, get_dialect
 
-__all__ = ["CLOSE", "COMPLETE", "RESET", "End", "ReplayPlan", "Send"]
+__all__ = ["CLOSE", "COMPLETE", "EVENT_STREAM_HEADERS", "HOP_BY_HOP", "RESET", "End", "ReplayPlan", "Send"]
 
 COMPLETE, CLOSE, RESET = "complete", "close", "reset"
 
@@ -60,7 +60,18 @@ class End(NamedTuple):
 
     at: float
     how: str
+    recorded: str | None = None
+    """When the end is the recording's own abrupt one (not a fault's), why it was abrupt (`abrupt_end`):
+    an in-process replay says so in its error, as before faults."""
 
+
+HOP_BY_HOP = frozenset(
+    {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer", "trailers",
+     "transfer-encoding", "upgrade", "content-length"}
+)  # fmt: skip
+"""Headers that describe one connection, not the resource: a replay writes its own framing."""
+EVENT_STREAM_HEADERS = (("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"))
+"""What a replay of a capture with no recorded response (a raw body) answers with."""
 
 Step = Send | End
 _LF, _CR = 10, 13
@@ -90,6 +101,16 @@ class ReplayPlan:
         self._dialect_name = dialect
         self._dialect: Dialect | None = None
         self._survey: _Survey | None = None
+
+    @property
+    def headers(self) -> tuple[tuple[str, str], ...]:
+        """The response headers each replay sends: the recorded ones but those of one connection (hop-by-hop)
+        and, for a body served decoded, its Content-Encoding; an event stream's for a capture with none."""
+        response = self.capture.response
+        if response is None:
+            return EVENT_STREAM_HEADERS
+        drop = HOP_BY_HOP | {"content-encoding"} if self.decoded else HOP_BY_HOP
+        return tuple((k, v) for k, v in response.headers if k.lower() not in drop)
 
     @property
     def status(self) -> Status | None:
@@ -143,10 +164,10 @@ class ReplayPlan:
             response = replace(response, headers=tuple((k, v) for k, v in response.headers if k.lower() != "content-encoding"))
         if end.how == COMPLETE:
             kind, cause = "complete", None
-        elif self.faults.cut is None and capture.end is not None:  # cut as recorded
+        elif end.recorded is not None and capture.end is not None:  # cut as recorded
             kind, cause = capture.end.kind, capture.end.error
         else:
-            kind, cause = "server-disconnected", f"{self.faults.cut or 'the recording'} ({end.how})"
+            kind, cause = "server-disconnected", f"{self.faults.cut if end.recorded is None else 'the recording'} ({end.how})"
         return replace(capture, response=response, chunks=tuple(Chunk(s.at, s.data) for s in steps if isinstance(s, Send)),
                        end=CaptureEnd(kind=kind, t=end.at, error=cause), timed=timed)  # fmt: skip
 
@@ -161,14 +182,15 @@ class ReplayPlan:
         faults = self.faults
         clock = _Clock(speed)
         end = self.capture.end
-        ended = RESET if abrupt_end(end) is not None else COMPLETE
+        abrupt = abrupt_end(end)
+        ended = (RESET, abrupt) if abrupt is not None else (COMPLETE, None)  # as recorded
         if not faults:  # as recorded: each chunk at its time, then the end as it ended
             for chunk in self.chunks:
                 yield Send(clock.at(chunk.t), chunk.data)
-            yield End(clock.at(end.t if end is not None else None), ended)
+            yield End(clock.at(end.t if end is not None else None), *ended)
             return
         if faults.no_end_marker:
-            ended = COMPLETE  # the server ends the response itself, without its marker
+            ended = (COMPLETE, None)  # the server ends the response itself, without its marker
         survey = self._surveyed()
         events_total, size = (survey.events, survey.size) if survey is not None else (None, None)
         cut = faults.cut
@@ -261,7 +283,7 @@ class ReplayPlan:
             clock.at(cut_time)
             yield End(clock.now, cut_how)
             return
-        yield End(clock.at(end_t), ended)
+        yield End(clock.at(end_t), *ended)
 
     def _surveyed(self) -> _Survey | None:
         """The first pass, when the faults need it: a share of events or bytes, or the end markers to leave out."""
@@ -430,7 +452,7 @@ def _dripped(steps: Iterator[Step], rate: int) -> Iterator[Step]:
     free = 0.0  # when the link has carried everything before
     for step in steps:
         if isinstance(step, End):
-            yield End(max(step.at, free), step.how)
+            yield step._replace(at=max(step.at, free))
             return
         data = step.data
         for i in range(0, len(data), piece):

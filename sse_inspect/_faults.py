@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TypeVar
 
 from ._errors import FaultSpecError
 
@@ -169,6 +169,7 @@ class Status:
 
 
 Fault = Cut | Stall | NoEndMarker | InbandError | Keepalive | Slow | Status
+F = TypeVar("F", Cut, Stall, NoEndMarker, InbandError, Keepalive, Slow, Status)
 _ONCE = (Cut, NoEndMarker, InbandError, Keepalive, Slow, Status)
 """The faults a replay takes one of at most (stalls may be several)."""
 
@@ -210,12 +211,12 @@ class FaultSet:
     def __str__(self) -> str:
         return " ".join(map(str, self.faults))
 
-    def _one(self, kind: type[Fault]) -> Any:
+    def _one(self, kind: type[F]) -> F | None:
         return next((f for f in self.faults if isinstance(f, kind)), None)
 
     @property
     def cut(self) -> Cut | None:
-        return self._one(Cut)  # type: ignore[no-any-return]
+        return self._one(Cut)
 
     @property
     def stalls(self) -> tuple[Stall, ...]:
@@ -227,19 +228,19 @@ class FaultSet:
 
     @property
     def error(self) -> InbandError | None:
-        return self._one(InbandError)  # type: ignore[no-any-return]
+        return self._one(InbandError)
 
     @property
     def keepalive(self) -> Keepalive | None:
-        return self._one(Keepalive)  # type: ignore[no-any-return]
+        return self._one(Keepalive)
 
     @property
     def slow(self) -> Slow | None:
-        return self._one(Slow)  # type: ignore[no-any-return]
+        return self._one(Slow)
 
     @property
     def status(self) -> Status | None:
-        return self._one(Status)  # type: ignore[no-any-return]
+        return self._one(Status)
 
 
 def parse_fault(text: str) -> Fault:

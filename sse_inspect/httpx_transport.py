@@ -31,9 +31,7 @@ from typing import TYPE_CHECKING, Any
 from ._capture import Capture
 from ._fault_plan import CLOSE, COMPLETE, ReplayPlan, Send
 from ._faults import Fault, FaultSet
-from ._outcome import abrupt_end
 from ._rechunk import RechunkSpec, ReplayChunks, parse_rechunk_spec
-from .server import HOP_BY_HOP
 
 __all__ = ["CaptureTransport", "PACKAGES"]
 
@@ -147,12 +145,8 @@ class CaptureTransport(*_Bases):  # type: ignore[misc]
             stream = stream_class(iter([(0.0, payload)]))  # a stream, as a transport's answer is: not read yet
             return package.Response(status, headers=headers, stream=stream, request=request)
         r = self.capture.response
-        drop = HOP_BY_HOP | {"content-encoding"} if plan.decoded else HOP_BY_HOP
-        headers = [(k, v) for k, v in r.headers if k.lower() not in drop] if r else [
-            ("Content-Type", "text/event-stream")
-        ]  # fmt: skip
         stream = stream_class(self._body(package, request, time.monotonic()))
-        return package.Response(r.status if r else 200, headers=headers, stream=stream, request=request)
+        return package.Response(r.status if r else 200, headers=list(plan.headers), stream=stream, request=request)
 
     def handle_request(self, request: Any) -> Any:
         flavor = self._flavor(request)
@@ -182,10 +176,8 @@ class CaptureTransport(*_Bases):  # type: ignore[misc]
                 return
             if step.how == CLOSE:
                 raise package.RemoteProtocolError(CLOSED, request=request)
-            cut = self.faults.cut
-            reason = abrupt_end(self.capture.end)
-            if (cut is None or not cut.reset) and reason is not None:  # the recording's own end, not a fault's
-                raise package.RemoteProtocolError(f"the recorded stream ended abruptly ({reason})", request=request)
+            if step.recorded is not None:  # the recording's own end, not a fault's
+                raise package.RemoteProtocolError(f"the recorded stream ended abruptly ({step.recorded})", request=request)
             reset = ConnectionResetError(104, "Connection reset by peer")
             raise package.ReadError(RESET_BY_PEER, request=request) from reset
 

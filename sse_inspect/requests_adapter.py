@@ -19,7 +19,6 @@ fault an error answer. Only stalls and a slow link wait. Importing this module n
 
 from __future__ import annotations
 
-import http.client
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
@@ -39,9 +38,8 @@ from ._capture import Capture
 from ._decoding import BodyDecoder, ContentDecodingError
 from ._fault_plan import CLOSE, COMPLETE, ReplayPlan, Send
 from ._faults import Fault, FaultSet
-from ._outcome import abrupt_end
 from ._rechunk import RechunkSpec, ReplayChunks, parse_rechunk_spec
-from .server import HOP_BY_HOP
+from .server import reason_phrase
 
 __all__ = ["CaptureAdapter"]
 
@@ -94,21 +92,17 @@ class CaptureAdapter(BaseAdapter):
         if plan.status is not None:  # the error answer instead of the stream
             status, error_headers, payload = plan.error_response()
             reason = ""
-            recorded: Iterable[tuple[str, str]] = [*error_headers, ("Content-Length", str(len(payload)))]
+            sent: Iterable[tuple[str, str]] = [*error_headers, ("Content-Length", str(len(payload)))]
             body: Iterator[bytes] = iter([payload])
-            drop: frozenset[str] = frozenset()
         else:
             status, reason = (r.status, r.reason or "") if r else (200, "")
-            recorded = r.headers if r else (("Content-Type", "text/event-stream"),)
+            sent = plan.headers
             body = self._body(request.url or "", _read_timeout(timeout), time.monotonic())
-            drop = HOP_BY_HOP | {"content-encoding"} if plan.decoded else HOP_BY_HOP
-        for name, value in recorded:
-            if name.lower() in drop:
-                continue
+        for name, value in sent:
             headers[name] = f"{headers[name]}, {value}" if name in headers else value  # as urllib3 folds them
         response = requests.Response()
         response.status_code = status
-        response.reason = reason or http.client.responses.get(status, "Overloaded" if status == 529 else "")
+        response.reason = reason or reason_phrase(status)
         response.headers = headers
         response.encoding = get_encoding_from_headers(headers)
         response.raw = _Body(body, headers.get("content-encoding"))
@@ -136,11 +130,9 @@ class CaptureAdapter(BaseAdapter):
                 return
             elif step.how == CLOSE:
                 raise ProtocolError(CLOSED)
+            elif step.recorded is not None:  # the recording's own end, not a fault's
+                raise ProtocolError(f"Connection broken: the recorded stream ended abruptly ({step.recorded})")
             else:
-                cut = self.faults.cut
-                reason = abrupt_end(self.capture.end)
-                if (cut is None or not cut.reset) and reason is not None:  # the recording's own end, not a fault's
-                    raise ProtocolError(f"Connection broken: the recorded stream ended abruptly ({reason})")
                 raise ProtocolError(RESET_BY_PEER, ConnectionResetError(104, "Connection reset by peer"))
 
 

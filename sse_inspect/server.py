@@ -45,18 +45,13 @@ from urllib.parse import quote, urlsplit
 import h11
 
 from ._capture import Capture
-from ._fault_plan import CLOSE, COMPLETE, ReplayPlan, Send
+from ._fault_plan import CLOSE, COMPLETE, HOP_BY_HOP, ReplayPlan, Send
 from ._faults import Fault, FaultSet
 from ._playback import Pacing
 from ._rechunk import RechunkSpec
 
-__all__ = ["HOP_BY_HOP", "Limits", "ReplayServer", "ReplayServerThread"]
+__all__ = ["HOP_BY_HOP", "Limits", "ReplayServer", "ReplayServerThread", "reason_phrase"]  # HOP_BY_HOP: the plan's
 
-HOP_BY_HOP = frozenset(
-    {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer", "trailers",
-     "transfer-encoding", "upgrade", "content-length"}
-)  # fmt: skip
-"""Headers that describe one connection, not the resource: the server writes its own framing."""
 READ_SIZE = 65536
 SEND_PIECE = 65536
 """A chunk is written this much at a time, each piece taken by the client before the next: a client
@@ -149,11 +144,7 @@ class ReplayServer:
         is made safe, and said in one line each."""
         name = capture.path or "capture"
         response = capture.response
-        if response is None:
-            status, reason = 200, "OK"
-            recorded: Sequence[tuple[str, str]] = (("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"))
-        else:
-            status, reason, recorded = response.status, response.reason or "", response.headers
+        status, reason = (response.status, response.reason or "") if response is not None else (200, "OK")
         if not 200 <= status <= 599:
             self.log(f"{name}: recorded status {status} is not a final HTTP status (200-599): serving 502")
             status, reason = 502, "Bad Gateway"
@@ -162,9 +153,7 @@ class ReplayServer:
             self.log(f"{name}: the faults are at events, which its {capture.content_encoding} body shows only "
                      "decoded: served decoded")  # fmt: skip
         headers = []
-        for key, value in recorded:
-            if key.lower() in HOP_BY_HOP or plan.decoded and key.lower() == "content-encoding":
-                continue
+        for key, value in plan.headers:
             if not _TOKEN.fullmatch(key):
                 self.log(f"{name}: header name {_brief(repr(key))} is not an HTTP token: header left out")
                 continue
@@ -305,7 +294,7 @@ class ReplayServer:
             status, extra, payload = plan.error_response()
             head = [(k.encode("ascii"), v.encode("ascii")) for k, v in extra] + cross
             head.append((b"Content-Length", str(len(payload)).encode("ascii")))
-            await self._send(writer, conn, h11.Response(status_code=status, headers=head, reason=_phrase(status)))
+            await self._send(writer, conn, h11.Response(status_code=status, headers=head, reason=reason_phrase(status).encode("ascii")))
             await self._send(writer, conn, h11.Data(data=payload))
             await self._send(writer, conn, h11.EndOfMessage())
             return True
@@ -387,12 +376,12 @@ def _wire_text(text: str) -> bytes:
     return "".join(c if ord(c) < 256 else quote(c, safe="") for c in kept).encode("latin-1")
 
 
-def _phrase(status: int) -> bytes:
-    """The reason phrase of a status, or none for one HTTP does not name (Anthropic's 529 Overloaded)."""
+def reason_phrase(status: int) -> str:
+    """The reason phrase of a status, or "" for one HTTP does not name (but Anthropic's 529 Overloaded)."""
     try:
-        return HTTPStatus(status).phrase.encode("ascii")
+        return HTTPStatus(status).phrase
     except ValueError:
-        return b"Overloaded" if status == 529 else b""
+        return "Overloaded" if status == 529 else ""
 
 
 def _file_limit() -> int | None:

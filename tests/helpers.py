@@ -30,6 +30,18 @@ def split_at(body: bytes, cuts: Iterable[int]) -> list[bytes]:
     return out
 
 
+def holder(chunks: Sequence[bytes], offset: int) -> int:
+    """Index of the chunk that holds byte `offset` (the last chunk for the stream's end, `offset` = its length)."""
+    end = 0
+    for i, chunk in enumerate(chunks):
+        end += len(chunk)
+        if offset < end:
+            return i
+    if offset == end and chunks:
+        return len(chunks) - 1
+    raise AssertionError(f"offset {offset} is past the stream's end ({end})")
+
+
 def parse_all(chunks: Sequence[bytes]) -> list[Event | Comment | Notice]:
     """Everything the parser emits for `chunks`, fed one by one at times 0, 1, 2, ..."""
     parser = EventStreamParser()

@@ -306,3 +306,15 @@ def test_an_untimed_capture_gets_a_keepalive_at_every_event_boundary(capture: Ca
         else:
             at += len(piece)
     assert places == [0, *boundaries(body)]
+
+
+def test_the_end_says_when_it_is_the_recordings_own() -> None:
+    """A capture cut as recorded ends with a reset either way; only its own end carries why (what an
+    in-process replay says in its error), not a fault's cut, reached or not."""
+    capture = load_capture("captures/nginx-cut.jsonl")
+    assert run(capture, [], dialect=None)[1].recorded is not None
+    assert run(capture, ["cut:event=999,reset"], dialect=None)[1].recorded is not None  # never reached
+    assert run(capture, ["keepalive:every=1s", "slow:bytes-per-s=100000"], dialect=None)[1].recorded is not None
+    cut = run(capture, ["cut:event=1,reset"], dialect=None)[1]
+    assert (cut.how, cut.recorded) == (RESET, None)
+    assert run(capture, ["no-end-marker"], dialect=None)[1].recorded is None

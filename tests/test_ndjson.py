@@ -17,7 +17,7 @@ from sse_inspect._events import Event, Notice
 from sse_inspect._eventstream import MESSAGE_LIMIT, encode_message
 from sse_inspect._ndjson import FRAMINGS, JSONArrayParser, NDJSONParser, sniff_framing
 
-from .helpers import CORPUS, split_at, untimed
+from .helpers import CORPUS, holder, split_at, untimed
 
 Parser = NDJSONParser | JSONArrayParser
 Items = list[Event | Notice]
@@ -300,16 +300,6 @@ def test_ndjson_reads_as_httpx_iter_lines(body: bytes, cuts: list[int]) -> None:
         assert bool(blank) == bool(parser.stats.blank) == ("blank-line" in kinds(items))
 
 
-def _holder(chunks: list[bytes], offset: int) -> int:
-    """Index of the chunk that holds byte `offset`."""
-    end = 0
-    for i, chunk in enumerate(chunks):
-        end += len(chunk)
-        if offset < end:
-            return i
-    return len(chunks) - 1  # (the stream's end: the last chunk)
-
-
 @settings(max_examples=300, deadline=None)
 @given(body=nd_bodies, cuts=cut_lists)
 @example(body=b"\xef\xbb", cuts=[1])  # held as a BOM's start until the end
@@ -319,8 +309,8 @@ def test_ndjson_times_follow_the_bytes(body: bytes, cuts: list[int]) -> None:
     line), t_first when its first byte did."""
     chunks = split_at(body, cuts)
     for e in (x for x in run(NDJSONParser, chunks) if isinstance(x, Event)):
-        assert e.t == e.chunk == (_holder(chunks, e.end - 1) if body[e.end - 1 : e.end] == b"\n" else len(chunks) - 1)
-        assert e.t_first == _holder(chunks, e.start)
+        assert e.t == e.chunk == (holder(chunks, e.end - 1) if body[e.end - 1 : e.end] == b"\n" else len(chunks) - 1)
+        assert e.t_first == holder(chunks, e.start)
 
 
 @settings(max_examples=300, deadline=None)
@@ -330,8 +320,8 @@ def test_array_times_follow_the_bytes(array: tuple[bytes, list[str], bool], cuts
     body, chunks = array[0], split_at(array[0], cuts)
     for e in (x for x in run(JSONArrayParser, chunks) if isinstance(x, Event)):
         last = e.end - 1 if e.data[-1] in '}]"' else e.end
-        assert e.t == e.chunk == _holder(chunks, last)
-        assert e.t_first == _holder(chunks, e.start)
+        assert e.t == e.chunk == holder(chunks, last)
+        assert e.t_first == holder(chunks, e.start)
 
 
 class SmallPieces(NDJSONParser):

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from sse_inspect import Comment, Event, EventStreamParser, Notice, parse_events
 from sse_inspect._parser_accel import Accelerator
 
-from .helpers import parse_all, reference_events, simple, split_at, untimed
+from .helpers import holder, parse_all, reference_events, simple, split_at, untimed
 
 
 def events_of(body: bytes) -> list[tuple[str, str, str, int | None]]:
@@ -259,16 +259,6 @@ def test_event_offsets_slice_the_body(body: bytes, cuts: list[int], path: str) -
         assert [(x.type, x.data) for x in again] == [(e.type, e.data)]
 
 
-def _holder(chunks: list[bytes], offset: int) -> int:
-    """Index of the chunk that holds byte `offset`."""
-    end = 0
-    for i, chunk in enumerate(chunks):
-        end += len(chunk)
-        if offset < end:
-            return i
-    raise AssertionError(offset)
-
-
 @pytest.mark.parametrize("path", PATHS)
 @settings(max_examples=400, deadline=None)
 @given(body=any_bodies, cuts=cut_lists)
@@ -280,11 +270,11 @@ def test_times_follow_the_bytes(body: bytes, cuts: list[int], path: str) -> None
     items = parse_in(path, chunks)
     for c in (x for x in items if isinstance(x, Comment)):
         line_end = min(i for i in (body.find(b"\r", c.offset), body.find(b"\n", c.offset)) if i >= 0)
-        assert c.t == c.chunk == _holder(chunks, line_end), c
+        assert c.t == c.chunk == holder(chunks, line_end), c
     for e in (x for x in items if isinstance(x, Event)):
-        assert e.t == e.chunk == _holder(chunks, e.end - 1), e
+        assert e.t == e.chunk == holder(chunks, e.end - 1), e
         first_line = 0 if e.start == 3 and body.startswith(b"\xef\xbb\xbf") else e.start  # the BOM's line
-        assert e.t_first == _holder(chunks, first_line), e
+        assert e.t_first == holder(chunks, first_line), e
 
 
 def test_parser_keeps_few_attributes() -> None:

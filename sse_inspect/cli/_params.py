@@ -11,8 +11,8 @@ import click
 
 from .._errors import SSEInspectError
 from .._format import visible
-from .._faults import FAULT_FORMS, Fault, parse_fault
-from .._rechunk import RECHUNK_FORMS, RechunkSpec, parse_rechunk_spec
+from .._faults import FAULT_FORMS, parse_fault
+from .._rechunk import RECHUNK_FORMS, parse_rechunk_spec
 from ..dialects import DIALECTS
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -60,42 +60,35 @@ def input_errors(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-class RechunkParam(click.ParamType):
+class SpecParam(click.ParamType):
+    """A value read by one of the core's spec parsers (`parse_rechunk_spec`, `parse_fault`): its error, one line."""
+
     name = "SPEC"
 
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> RechunkSpec:
-        if isinstance(value, RechunkSpec):
+    def __init__(self, parse: Callable[[str], Any]) -> None:
+        self.parse = parse
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if not isinstance(value, str):  # a default, or a value parsed already
             return value
         try:
-            return parse_rechunk_spec(value)
+            return self.parse(value)
         except SSEInspectError as exc:
             self.fail(exc.message, param, ctx)
 
 
 rechunk_option = click.option(
     "--rechunk",
-    type=RechunkParam(),
+    type=SpecParam(parse_rechunk_spec),
     default=None,
     help=f"Re-cut the body before parsing: {RECHUNK_FORMS}.",
 )
 
 
-class FaultParam(click.ParamType):
-    name = "SPEC"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Fault:
-        if not isinstance(value, str):
-            return value  # type: ignore[no-any-return]
-        try:
-            return parse_fault(value)
-        except SSEInspectError as exc:
-            self.fail(exc.message, param, ctx)
-
-
 fault_option = click.option(
     "--fault",
     "faults",
-    type=FaultParam(),
+    type=SpecParam(parse_fault),
     multiple=True,
     help=f"Add a fault to every replay (repeat to compose; docs/faults.md): {FAULT_FORMS}.",
 )
