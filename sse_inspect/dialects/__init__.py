@@ -22,6 +22,8 @@ from ._accumulate import DONE
 from ._answer import GLIMPSED, Answer, Choice, Holding, InbandError, Passage, TextNotKept, ToolCall
 from ._base import KEPT, Dialect, EventFlags, Reader
 from .anthropic import Anthropic
+from .bedrock_converse import BedrockConverse
+from .bedrock_invoke import BedrockInvoke
 from .cohere import Cohere
 from .gemini import Gemini
 from .generic import Generic
@@ -50,7 +52,8 @@ __all__ = [
 ]
 
 DIALECTS: dict[str, type[Dialect]] = {
-    cls.name: cls for cls in (OpenAIChat, OpenAIResponses, Anthropic, Gemini, Cohere, Text, Generic)
+    cls.name: cls
+    for cls in (OpenAIChat, OpenAIResponses, Anthropic, Gemini, Cohere, BedrockConverse, BedrockInvoke, Text, Generic)
 }
 """Every dialect by its command-line name; on equal detection scores the earlier one wins."""
 

@@ -89,10 +89,14 @@ def test_corpus(entry: dict[str, Any]) -> None:
         assert answer.usage
 
 
+NOT_SSE = {"bedrock-converse", "bedrock-invoke"}
+"""Dialects of streams that are not SSE: no corpus body, fixtures built from the docs in tests/data/formats."""
+
+
 def test_corpus_covers_every_dialect_but_the_apps_own() -> None:
-    """The corpus is of providers' streams; text (an app's own stream) is tested on the seed's shapes
-    in test_text.py, generic on hand-written streams below."""
-    assert {corpus_dialect(entry) for entry in MANIFEST} == set(DIALECTS) - {"generic", "text"}
+    """The corpus is of providers' SSE streams; text (an app's own stream) is tested on the seed's shapes
+    in test_text.py, generic on hand-written streams below, the others on tests/data/formats."""
+    assert {corpus_dialect(entry) for entry in MANIFEST} == set(DIALECTS) - {"generic", "text", *NOT_SSE}
 
 
 # --- OpenAI chat and compatible servers -----------------------------------------------------
@@ -464,7 +468,8 @@ def test_content_beats_url() -> None:
 
 
 def test_registry() -> None:
-    assert list(DIALECTS) == ["openai-chat", "openai-responses", "anthropic", "gemini", "cohere", "text", "generic"]
+    assert list(DIALECTS) == ["openai-chat", "openai-responses", "anthropic", "gemini", "cohere", "bedrock-converse",
+                              "bedrock-invoke", "text", "generic"]  # fmt: skip
     for name, cls in DIALECTS.items():
         dialect = get_dialect(name)
         assert isinstance(dialect, cls) and dialect.name == name and dialect.title

@@ -7,6 +7,7 @@ repository, and the flags of every event and the whole answer must be the same.
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 from typing import Any
@@ -120,6 +121,14 @@ def anthropic_stream(draw: st.DrawFn) -> list[tuple[str, str]]:
     return items
 
 
+def bedrock_chunks(items: list[tuple[str, str]]) -> list[Event]:
+    """Anthropic's events as Bedrock's InvokeModelWithResponseStream wraps them: each the base64 `bytes`
+    of a `chunk` (the event's name dropped: the model's JSON alone is wrapped), with its padding."""
+    wrapped = (json.dumps({"bytes": base64.b64encode(data.encode("utf-8", "surrogatepass")).decode(), "p": "abc"})
+               for _, data in items)  # fmt: skip
+    return [Event(index=n, type="chunk", data=data) for n, data in enumerate(wrapped)]
+
+
 def read(dialect: str, events: list[Event], *, accelerate: bool = True) -> tuple[list[EventFlags], Answer]:
     """The flags of every event and the answer, with its `text_events` as the analysis keeps them."""
     reader = get_dialect(dialect).reader(accelerate=accelerate)
@@ -137,6 +146,7 @@ STREAMS: dict[str, st.SearchStrategy[list[Event]]] = {
     "anthropic": anthropic_stream().map(
         lambda items: [Event(index=n, type=kind, data=data) for n, (kind, data) in enumerate(items)]
     ),
+    "bedrock-invoke": anthropic_stream().map(bedrock_chunks),
 }
 """Generated streams of every dialect that uses the envelope cache."""
 CACHED = sorted(name for name, cls in DIALECTS.items() if isinstance(cls().reader(), EnvelopeCache))

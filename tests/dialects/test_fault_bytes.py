@@ -31,6 +31,7 @@ from sse_inspect import (
 
 from tests.helpers import CORPUS, ROOT
 
+FORMATS = ROOT / "tests" / "data" / "formats"
 CAPTURES = {
     "openai-chat": ROOT / "captures" / "openai-chat-text.jsonl",
     "openai-responses": ROOT / "captures" / "openai-responses-functioncall.jsonl",
@@ -39,6 +40,8 @@ CAPTURES = {
     "cohere": CORPUS / "cohere-chat-v2-text.sse",
     "text": ROOT / "captures" / "lab-flask-good-gunicorn.jsonl",
     "generic": ROOT / "captures" / "lab-flask-good-gunicorn.jsonl",  # no stream is generic's own: it reads any
+    "bedrock-converse": FORMATS / "bedrock-converse-text.jsonl",  # built from the docs: no real capture
+    "bedrock-invoke": FORMATS / "bedrock-invoke-text.jsonl",
 }
 """A real capture of each dialect, to put the error into."""
 STREAM = (("Content-Type", "text/event-stream"),)
@@ -85,8 +88,9 @@ def test_every_dialect_has_a_capture() -> None:
     assert set(CAPTURES) == set(DIALECTS)
 
 
-NOT_AN_EVENT = {"gemini"}
-"""The dialects whose provider writes its in-band error as something other than SSE events."""
+NOT_AN_EVENT = {"gemini", "bedrock-converse", "bedrock-invoke"}
+"""The dialects whose provider writes its in-band error as something other than SSE events (Bedrock's is
+an event stream message: tests/dialects/test_bedrock.py reads it back)."""
 CASES = [(name, n) for name in DIALECTS if name not in NOT_AN_EVENT for n in positions(name)]
 
 
