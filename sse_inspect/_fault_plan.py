@@ -73,6 +73,9 @@ HOP_BY_HOP = frozenset(
 """Headers that describe one connection, not the resource: a replay writes its own framing."""
 EVENT_STREAM_HEADERS = (("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"))
 """What a replay of a capture with no recorded response (a raw body) answers with."""
+FRAMING_TYPES = {"sse": "text/event-stream", "ndjson": "application/x-ndjson", "json-array": "application/json",
+                 "eventstream": "application/vnd.amazon.eventstream"}  # fmt: skip
+"""The Content-Type a raw body of each framing is served with (NDJSON as Ollama sends it)."""
 
 Step = Send | End
 _LF, _CR = 10, 13
@@ -117,8 +120,10 @@ class ReplayPlan:
         """The response headers each replay sends: the recorded ones but those of one connection (hop-by-hop)
         and, for a body served decoded, its Content-Encoding; an event stream's for a capture with none."""
         response = self.capture.response
-        if response is None:
-            return EVENT_STREAM_HEADERS
+        if response is None:  # a raw body: the Content-Type of its framing
+            if self.framing == "sse":
+                return EVENT_STREAM_HEADERS
+            return (("Content-Type", FRAMING_TYPES[self.framing]), ("Cache-Control", "no-cache"))
         drop = HOP_BY_HOP | {"content-encoding"} if self.decoded else HOP_BY_HOP
         return tuple((k, v) for k, v in response.headers if k.lower() not in drop)
 
