@@ -1,7 +1,8 @@
 """An "Server-Sent Events" content view for mitmproxy: events instead of raw bytes.
 
-mitmproxy has no view for `text/event-stream` (its "auto" picks Raw). This one shows
-each event's type, id and data, comments, and what the parser noticed. mitmproxy 12 takes
+mitmproxy has no view for `text/event-stream` (its "auto" picks Raw) nor for AWS's binary
+`application/vnd.amazon.eventstream` (Bedrock; shown as hex). This one shows each event's (each
+message's) type, id and data, comments, and what the parser noticed. mitmproxy 12 takes
 a `Contentview` (prettify + render_priority) into its registry; 10/11 take a `View` subclass.
 """
 
