@@ -240,7 +240,7 @@ class ReplayPlan:
                 yield End(clock.now, cut_how)
                 yield None
             if n == error_at:
-                yield Send(clock.now, self.dialect.fault_error(n))
+                yield Send(clock.now, self.dialect.fault_error_in(self.framing, n))
                 yield End(clock.now, COMPLETE)
                 yield None
 

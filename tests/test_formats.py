@@ -138,3 +138,21 @@ def test_a_raw_body_of_each_framing_is_read_in_it() -> None:
         raw = Capture(chunks=(Chunk(None, capture.body),))
         assert analyze(raw).framing == expected(path)["framing"], path.name
         assert analyze(raw).answer.text == analyze(capture).answer.text, path.name
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=[p.stem for p in FIXTURES])
+@pytest.mark.parametrize("after", ["0", "50%", "100%"])
+def test_an_error_fault_is_the_providers_own_in_its_framing(path: Path, after: str) -> None:
+    """A replay's in-band error is written as the provider writes one, in the stream's framing: the analysis of
+    what the replay sent reads it back as an in-band error, after as many items as asked, with no framing fault."""
+    from sse_inspect._fault_plan import ReplayPlan
+    from sse_inspect._faults import FaultSet
+
+    capture = load_capture(path)
+    played = ReplayPlan(capture, faults=FaultSet.parse([f"error:after-event={after}"])).as_recorded()
+    analysis = analyze(played)
+    assert analysis.framing == expected(path)["framing"]
+    assert analysis.answer.errors, analysis.answer
+    report = check_capture(played)
+    assert "error-event" in {f.code for f in report.findings} or analysis.answer.dialect == "gemini", report.findings
+    assert not {"frame-error", "array-syntax", "invalid-json"} & {f.code for f in report.findings}, report.findings

@@ -298,6 +298,11 @@ class Dialect(ABC):
         """
         return error_event("The server had an error while streaming the answer.")
 
+    def fault_error_in(self, framing: str, events_sent: int) -> bytes:
+        """`fault_error` in the stream's `framing` (one of `framings`): what a replay sends. The same bytes
+        unless the provider streams in several framings and writes its error in each (Gemini's array)."""
+        return self.fault_error(events_sent)
+
     def error_body(self, status: int) -> tuple[str, bytes]:
         """The content type and body of this provider's error response for HTTP `status` (a 4xx or a
         5xx), sent instead of the stream. The base writes JSON in the OpenAI-compatible shape, the
