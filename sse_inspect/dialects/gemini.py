@@ -84,6 +84,7 @@ class Gemini(Dialect):
     sends_done = False
     end_closes_stream = False
     sends_batches = True
+    framings = ("sse", "json-array")
     reader = _GeminiReader
 
     @classmethod
@@ -107,6 +108,16 @@ class Gemini(Dialect):
         error keeps its bytes; the body is written as `error_body` writes it, with LF.
         """
         return self.error_body(503)[1]
+
+    def fault_error_in(self, framing: str, events_sent: int) -> bytes:
+        """In the streamed array (`streamGenerateContent` without `alt=sse`) the error object is the array's
+        next element, and the array closes after it, as the API closes a body it ends: `[` first when no
+        element came. (No recording of an error in that shape was at hand; this keeps the body one JSON
+        array, as google-genai's array reader and `json.loads` of the whole body need it.)"""
+        if framing != "json-array":
+            return self.fault_error(events_sent)
+        error = self.error_body(503)[1].rstrip(b"\n")
+        return (b"[" if events_sent == 0 else b"\n,\r\n") + error + b"\n]"
 
     def error_body(self, status: int) -> tuple[str, bytes]:
         """`{"error": {"code", "message", "status"}}`, indented by two spaces, as the API sends it
