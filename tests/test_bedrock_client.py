@@ -25,6 +25,7 @@ from botocore.exceptions import ClientError, EventStreamError  # noqa: E402
 
 from sse_inspect import Capture, Chunk, End, load_capture, parse_rechunk_spec  # noqa: E402
 from sse_inspect._eventstream import EventStreamFrameParser  # noqa: E402
+from sse_inspect._rechunk import RECHUNK_MATRIX  # noqa: E402
 from sse_inspect._events import Event  # noqa: E402
 from sse_inspect.dialects import Answer, get_dialect  # noqa: E402
 from sse_inspect.server import ReplayServerThread  # noqa: E402
@@ -33,7 +34,8 @@ from .helpers import ROOT  # noqa: E402
 
 FORMATS = ROOT / "tests" / "data" / "formats"
 BEDROCK = sorted(FORMATS.glob("bedrock-*.jsonl"))
-CUTS = ["original", "event", "line", "utf8", "bytes:1", "bytes:7", "random:1", "random:2", "random:3"]
+CUTS = (*RECHUNK_MATRIX, "item")
+"""The standard cuts, and per item (an event stream message a chunk)."""
 MODEL = "anthropic.claude-3-5-sonnet-20240620-v1:0"
 
 
@@ -58,6 +60,7 @@ def stream(url: str, dialect: str) -> Iterator[dict[str, Any]]:
         response = bedrock.converse_stream(modelId=MODEL, messages=[{"role": "user", "content": [{"text": "hi"}]}])
         return iter(response["stream"])
     response = bedrock.invoke_model_with_response_stream(modelId=MODEL, body=b"{}")
+    assert response["contentType"] == "application/json"  # the recorded header, read by botocore
     return iter(response["body"])
 
 
@@ -138,6 +141,20 @@ def test_botocore_raises_on_our_in_band_fault(dialect: str, n: int) -> None:
     assert len(events) == n and raised is not None
     assert raised.response["Error"]["Code"] == "modelStreamErrorException"
     assert raised.response["Error"]["Message"] == json.loads(EventStreamFrameParser().feed(fault)[0].data)["message"]
+
+
+@pytest.mark.parametrize("dialect", ["bedrock-converse", "bedrock-invoke"])
+@pytest.mark.parametrize("n", [0, 3])
+@pytest.mark.parametrize("spec", ["original", "bytes:7"])
+def test_botocore_raises_on_the_servers_error_fault(dialect: str, n: int, spec: str) -> None:
+    """`serve --fault error:after-event=N` (the dialect detected from the capture): botocore yields N events,
+    then raises the exception our dialect wrote."""
+    capture = load_capture(FORMATS / f"{dialect}-tool-use.jsonl")
+    faults = f"error:after-event={n}"
+    with ReplayServerThread([capture], speed=None, faults=faults, rechunk_spec=parse_rechunk_spec(spec)) as server:
+        events, raised = read_with_botocore(server.url, dialect)
+    assert len(events) == n and raised is not None
+    assert raised.response["Error"]["Code"] == "modelStreamErrorException"
 
 
 @pytest.mark.parametrize("dialect", ["bedrock-converse", "bedrock-invoke"])

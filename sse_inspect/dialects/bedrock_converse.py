@@ -153,6 +153,7 @@ class BedrockConverse(Dialect):
     reader = _ConverseReader
     sends_done = False  # an event stream has no `[DONE]`
     end_closes_stream = False  # `metadata` follows the marker by design
+    framings = ("eventstream",)  # its fault is an exception message of the event stream
 
     @classmethod
     def detect(cls, events: Sequence[Event], url: str | None) -> int:

@@ -16,7 +16,8 @@ So this reader is the Anthropic reader (`anthropic.py`, whose grammar it reuses 
 chunks: it ends where Anthropic's stream ends (`message_stop`, the last event Bedrock sends). What it adds
 is the wrapping: a chunk whose bytes are not base64 of JSON is an invalid payload; a modelled exception
 (`throttlingException`, `modelStreamErrorException`, `modelTimeoutException`, ..., a message of its own, as
-in ConverseStream) is an in-band error; the invocation metrics go to `extra["invocation_metrics"]`. An
+in ConverseStream) is an in-band error, even after `message_stop` (where the Anthropic reader stops: botocore raises on an
+exception wherever it comes); the invocation metrics go to `extra["invocation_metrics"]`. An
 event that is not a chunk is read as it is (a gateway that forwards the decoded events).
 
 Other model families (Titan's `outputText`, Llama's `generation`, Mistral's `outputs`, Cohere's) are not
@@ -41,13 +42,16 @@ from .bedrock_converse import exception_error, exception_message, is_exception, 
 __all__ = ["BedrockInvoke"]
 
 
-def unwrap(event: Event) -> str | None:
-    """The model's event inside a `chunk`: its `bytes` decoded (base64, then UTF-8); None when it holds none."""
+def _json(data: str) -> object:
     try:
-        payload = loads(event.data)
+        return loads(data)
     except (ValueError, RecursionError):
         return None
-    encoded = as_dict(payload).get("bytes")
+
+
+def unwrap(event: Event) -> str | None:
+    """The model's event inside a `chunk`: its `bytes` decoded (base64, then UTF-8); None when it holds none."""
+    encoded = as_dict(_json(event.data)).get("bytes")
     if not isinstance(encoded, str):
         return None
     try:
@@ -70,9 +74,16 @@ class _InvokeReader(_MessagesReader):
     """The Anthropic reader, fed what each chunk wraps; exceptions and bad chunks on top."""
 
     def feed(self, event: Event) -> EventFlags:
+        if self.end_markers and is_exception(event.type):
+            # After `message_stop` the Anthropic grammar reads nothing more, but an exception is the event
+            # stream's own: botocore raises on it wherever it comes, so it is an error of the answer.
+            self.errors.append(exception_error(event, event.type, as_dict(_json(event.data))))
+            return EventFlags.ERROR
         return super().feed(opened(event))
 
     def feed_many(self, events: list[Event]) -> list[EventFlags]:
+        if self.end_markers or any(is_exception(event.type) for event in events):
+            return list(map(self.feed, events))  # (rare: an exception ends a stream)
         return super().feed_many(list(map(opened, events)))
 
     def step(self, event: Event, kind: str, payload: dict[str, Any]) -> None:
@@ -102,6 +113,7 @@ class BedrockInvoke(Dialect):
     reader = _InvokeReader
     sends_done = False  # an event stream has no `[DONE]`
     end_closes_stream = True  # `message_stop`, with the metrics, is the last event Bedrock sends
+    framings = ("eventstream",)  # its fault is an exception message of the event stream
 
     @classmethod
     def detect(cls, events: Sequence[Event], url: str | None) -> int:

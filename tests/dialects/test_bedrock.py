@@ -24,6 +24,7 @@ from sse_inspect import Chunk, EventStreamParser, load_capture, parse_rechunk_sp
 from sse_inspect._eventstream import EventStreamFrameParser, encode_message
 from sse_inspect._events import Event, Notice
 from sse_inspect._ndjson import JSONArrayParser, NDJSONParser
+from sse_inspect._rechunk import RECHUNK_MATRIX
 from sse_inspect.dialects import DIALECTS, Answer, EventFlags, detect_dialect, get_dialect
 
 from tests.helpers import CORPUS, ROOT
@@ -31,7 +32,7 @@ from tests.helpers import CORPUS, ROOT
 FORMATS = ROOT / "tests" / "data" / "formats"
 BEDROCK = sorted(FORMATS.glob("bedrock-*.jsonl"))
 FIXTURES = sorted(FORMATS.glob("*.jsonl"))
-CUTS = ["original", "bytes:1", "bytes:7", "random:1", "random:2", "random:3"]
+CUTS = (*RECHUNK_MATRIX, "item")
 
 
 def expect_of(path: Path) -> dict[str, Any]:
@@ -324,6 +325,20 @@ def test_invoke_stops_at_message_stop() -> None:
     assert flags == [EventFlags.TEXT, EventFlags.END, EventFlags(0), EventFlags.END]
     assert answer.text == "Hi" and answer.end_markers == 2 and answer.extra["ignored_after_end"] == 1
     assert get_dialect("bedrock-invoke").end_closes_stream is True
+
+
+def test_invoke_records_an_exception_even_after_message_stop() -> None:
+    """The Anthropic grammar stops at `message_stop`; an exception is the event stream's, and botocore
+    raises on it wherever it comes."""
+    late = message("internalServerException", {"message": "late"}, kind="exception")
+    flags, answer = read("bedrock-invoke", chunk(TEXT_DELTA), chunk(MESSAGE_STOP), late)
+    assert flags == [EventFlags.TEXT, EventFlags.END, EventFlags.ERROR]
+    assert [(e.message, e.event_index) for e in answer.errors] == [("late", 2)] and answer.complete is False
+    reader = get_dialect("bedrock-invoke").reader()  # the same read in blocks, as the analysis reads
+    events = events_of([Chunk(0.0, chunk(TEXT_DELTA) + chunk(MESSAGE_STOP) + late)])
+    assert reader.feed_many(events[:2]) + reader.feed_many(events[2:]) == flags
+    reader = get_dialect("bedrock-invoke").reader()
+    assert reader.feed_many(events) == flags
 
 
 @pytest.mark.parametrize(

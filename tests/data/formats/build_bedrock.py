@@ -99,6 +99,8 @@ def write(name: str, messages: list[bytes], *, operation: str, model: str, reque
                 ("Transfer-Encoding", "chunked"),
                 ("Connection", "keep-alive"),
                 ("x-amzn-RequestId", str(uuid.UUID(int=rng.getrandbits(128), version=4))),
+                # InvokeModelWithResponseStream's `contentType` member: the model's own format
+                *((("X-Amzn-Bedrock-Content-Type", "application/json"),) if operation.startswith("invoke") else ()),
             ),
             t=head_t,
         ),
