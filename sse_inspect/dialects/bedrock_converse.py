@@ -17,8 +17,9 @@ give it:
     messageStop        {"stopReason": "end_turn" | "tool_use" | "max_tokens" | ..., "additionalModelResponseFields"}
     metadata           {"usage": {"inputTokens", "outputTokens", "totalTokens", ...}, "metrics": {"latencyMs"}, "trace"}
 
-Bedrock pads every payload with a `"p"` member of random length (letters, to hide the tokens' lengths
-from a listener on the wire): no member of the grammar, read by no client.
+Bedrock's payloads carry a `"p"` member of random length (the alphabet's first letters and digits, as
+public test data of gateways replaying real Bedrock bodies shows): padding, so that a message's size does
+not tell its token's length. It is no member of the service model, and botocore drops it.
 
 A modelled error is a message of its own (`:message-type` exception), named by its `:exception-type`
 (`internalServerException`, `modelStreamErrorException`, `validationException`, `throttlingException`,
@@ -26,12 +27,13 @@ A modelled error is a message of its own (`:message-type` exception), named by i
 the AWS SDKs throw. The framer names the event after the exception type, so this reader records every
 event named `...Exception` as an in-band error (and the base records an event stream `error` message).
 
-The end: `messageStop` ends the model's message (its stop reason), then `metadata` brings the usage and
-the metrics, and the stream closes. The end marker is `messageStop`, for the answer is whole there (the
-SDKs' converters, LangChain's and the AI SDK's, finish the message on it); `metadata` comes after it by
-design, so an event after the marker is no fault (`end_closes_stream` False) and the reader reads on to
-the body's end, as botocore does (`stops_at_end` False). What a missing `metadata` loses (the usage) is
-said in `extra["metadata"]`, and events after `metadata` are counted in `extra["after_metadata"]`.
+The end: `messageStop` ends the model's message (it carries the stop reason), then `metadata` brings the
+usage and the metrics, and the stream closes. The end marker is `messageStop`: the answer is whole there,
+and nothing of it comes later (`metadata` is the service's bookkeeping, as the reference describes it).
+`metadata` follows it by design, so an event after the marker is no fault (`end_closes_stream` False), and
+the reader reads on to the body's end, as botocore does (`stops_at_end` False). A stream that ends after
+`messageStop` without `metadata` lost only the usage: `extra["metadata"]` says so, rather than a missing
+end marker; events after `metadata` are counted in `extra["after_metadata"]`.
 """
 
 from __future__ import annotations

@@ -16,9 +16,10 @@ So this reader is the Anthropic reader (`anthropic.py`, whose grammar it reuses 
 chunks: it ends where Anthropic's stream ends (`message_stop`, the last event Bedrock sends). What it adds
 is the wrapping: a chunk whose bytes are not base64 of JSON is an invalid payload; a modelled exception
 (`throttlingException`, `modelStreamErrorException`, `modelTimeoutException`, ..., a message of its own, as
-in ConverseStream) is an in-band error, even after `message_stop` (where the Anthropic reader stops: botocore raises on an
-exception wherever it comes); the invocation metrics go to `extra["invocation_metrics"]`. An
-event that is not a chunk is read as it is (a gateway that forwards the decoded events).
+in ConverseStream) is an in-band error, even after `message_stop`, where the Anthropic reader stops
+(botocore raises on an exception wherever it comes); the invocation metrics go to
+`extra["invocation_metrics"]`. An event that is not a chunk is read as it is (a gateway that forwards the
+decoded events).
 
 Other model families (Titan's `outputText`, Llama's `generation`, Mistral's `outputs`, Cohere's) are not
 read: their chunks rebuild no text.
