@@ -33,13 +33,17 @@ from ._decoding import body_chunks, is_identity
 from ._events import Comment, Event, Notice
 from ._fastjson import ACCELERATE_AFTER, accelerate
 from ._loading import CaptureStream, in_blocks
+from ._ndjson import framing_by_type
 from ._outcome import Outcome, decide_outcome
-from ._parser import EventStreamParser, ParseStats
+from ._framing import UNTERMINATED, BodyFramer, Framer
+from ._parser import ParseStats
 from ._rechunk import RechunkSpec, iter_rechunk
 from .dialects import Answer, Dialect, EventFlags, Holding, Reader, detect_dialect, get_dialect
 from .dialects._base import END, TEXT  # the flags as plain ints: speed code for the per-event loop
 
-__all__ = ["DETECT_EVENTS", "Analysis", "Observer", "Parsed", "Timing", "analyze", "body", "detect", "parse_chunks"]
+__all__ = [
+    "DETECT_EVENTS", "Analysis", "Observer", "Parsed", "Timing", "analyze", "body", "detect", "framer_for", "parse_chunks", "told_framing",
+]  # fmt: skip
 
 DETECT_EVENTS = 50
 """How many leading events dialect detection looks at."""
@@ -106,6 +110,9 @@ class Analysis:
     """The dialect the answer was rebuilt with (`dialect` is its name; with `rebuild=False`, the generic one).
     Not compared: a dialect is a stateless grammar, and `answer` holds its name."""
     rechunk: RechunkSpec | None = None
+    framing: str = "sse"
+    """How the body is framed, one of `FRAMINGS`: "sse", "ndjson", "json-array", "eventstream" (the Content-Type
+    says, else the first bytes: `_framing.BodyFramer`)."""
     kept: bool = True
     """Whether the chunks and events were kept."""
     notice_counts: dict[str, int] = dataclasses.field(default_factory=dict)
@@ -195,7 +202,7 @@ def analyze(
     run = _Pass(head, keep, observers, keep_wire=keep_wire, rechunked=rechunk is not None)
     blocks = source.blocks() if isinstance(source, CaptureStream) else in_blocks(source.chunks)
     decode_notices: list[Notice] = []
-    parser = EventStreamParser()
+    parser = framer_for(head)
     parsed: Iterator[list[Parsed]]
     if rechunk is None and is_identity(head):  # the common way: the chunks in the blocks they were read in
         parsed = parse_blocks(run.wired_blocks(blocks), parser, decode_notices)
@@ -211,7 +218,7 @@ def analyze(
         run.reader.holding = holding
     run.take(parsed)
     capture = source.capture if isinstance(source, CaptureStream) else source  # a stream's end is known now
-    return run.finish(capture, parser.stats, rechunk)
+    return run.finish(capture, parser.stats, rechunk, parser.framing or "sse")
 
 
 def answer_text(capture: Capture) -> str:
@@ -235,12 +242,30 @@ def body(
     to `notices`) and re-cut as `rechunk` says. A re-cut stands for the wire: `read` sees the chunks as
     read, `wired` the chunks that stand for the wire (the re-cut ones, else the ones read)."""
     if rechunk is not None:  # a re-cut needs the body whole; each new chunk comes when its last byte did
-        return wired(iter_rechunk(list(body_chunks(capture, notices, read(wire))), rechunk))
+        return wired(iter_rechunk(list(body_chunks(capture, notices, read(wire))), rechunk, framing=told_framing(capture)))
     chunks = wired(wire)
     return chunks if is_identity(capture) else body_chunks(capture, notices, chunks)
 
 
-def parse_chunks(chunks: Iterable[Chunk], parser: EventStreamParser, notices: list[Notice]) -> Iterator[Parsed]:
+def framer_for(capture: Capture) -> BodyFramer:
+    """The framer for the capture's body: the framing its headers decide (`told_framing`), else its first bytes tell."""
+    return BodyFramer(framing=told_framing(capture))
+
+
+def told_framing(capture: Capture) -> str | None:
+    """The framing a capture's headers decide: the one its Content-Type names (`text/event-stream`,
+    `application/x-ndjson`, ...); "sse" for an error response whose type names none (its body is the server's
+    refusal, shown as it is, not read as a stream of JSON); None when the first bytes must tell."""
+    response = capture.response
+    if response is None:
+        return None
+    framing = framing_by_type(response.header("content-type"))
+    if framing is None and not 200 <= response.status < 300:
+        return "sse"
+    return framing
+
+
+def parse_chunks(chunks: Iterable[Chunk], parser: Framer, notices: list[Notice]) -> Iterator[Parsed]:
     """Each chunk, numbered, with what `parser` parsed from it; then (None, None, the `notices` and what
     the parser's close gives)."""
     feed = parser.feed
@@ -249,7 +274,7 @@ def parse_chunks(chunks: Iterable[Chunk], parser: EventStreamParser, notices: li
     yield None, None, [*notices, *parser.close()]
 
 
-def parse_blocks(blocks: Iterable[list[Chunk]], parser: EventStreamParser, notices: list[Notice]) -> Iterator[list[Parsed]]:
+def parse_blocks(blocks: Iterable[list[Chunk]], parser: Framer, notices: list[Notice]) -> Iterator[list[Parsed]]:
     """`parse_chunks`, a block of chunks at a time: a list of each block's chunks with their items (the parser
     reads a block at once, `feed_block`), then [(None, None, the notices and the close's)]."""
     feed_block = parser.feed_block
@@ -561,7 +586,7 @@ class _Pass:
         self.n_events, self.n_comments, self.n_text, self.decoded_bytes = n_events, n_comments, n_text, decoded
         self.first_event, self.first_text, self.last_text, self.end_marker = first_event, first_text, last_text, end_marker
 
-    def finish(self, capture: Capture, stats: ParseStats, spec: RechunkSpec | None) -> Analysis:
+    def finish(self, capture: Capture, stats: ParseStats, spec: RechunkSpec | None, framing: str) -> Analysis:
         assert self.dialect is not None and self.reader is not None
         if self.wire_chunks is not None:
             capture = dataclasses.replace(capture, chunks=tuple(self.wire_chunks))
@@ -582,9 +607,10 @@ class _Pass:
                 end_marker_seen=answer.end_marker_seen,
                 end=capture.end,
                 status=capture.response.status if capture.response else None,
-                unterminated=self.notice_counts.get("unterminated-event", 0) > 0,
+                unterminated=any(self.notice_counts.get(kind) for kind in UNTERMINATED),
             ),
             rechunk=spec,
+            framing=framing,
             kept=self.keep,
             notice_counts=dict(self.notice_counts),
         )

@@ -161,6 +161,11 @@ class EventStreamFrameParser:
         return self._headers.get(index)
 
     @property
+    def messages(self) -> int:
+        """Messages made items so far."""
+        return self._events
+
+    @property
     def bytes_fed(self) -> int:
         """Bytes fed so far."""
         return self._offset + self._have

@@ -33,13 +33,14 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
-from ._analysis import body, detect, parse_chunks
+from ._analysis import body, detect, framer_for, parse_chunks, told_framing
 from ._capture import Capture, Chunk
 from ._decoding import body_chunks, is_identity
 from ._events import Event
 from ._faults import Cut, FaultSet, Keepalive, Share, Slow, Stall, Status, resolve
 from ._outcome import abrupt_end
-from ._parser import EventStreamParser
+from ._errors import FaultSpecError
+from ._framing import new_framer, tell_framing
 from ._rechunk import RechunkSpec, ReplayChunks
 from .dialects import Dialect, EventFlags, get_dialect
 
@@ -72,6 +73,9 @@ HOP_BY_HOP = frozenset(
 """Headers that describe one connection, not the resource: a replay writes its own framing."""
 EVENT_STREAM_HEADERS = (("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"))
 """What a replay of a capture with no recorded response (a raw body) answers with."""
+FRAMING_TYPES = {"sse": "text/event-stream", "ndjson": "application/x-ndjson", "json-array": "application/json",
+                 "eventstream": "application/vnd.amazon.eventstream"}  # fmt: skip
+"""The Content-Type a raw body of each framing is served with (NDJSON as Ollama sends it)."""
 
 Step = Send | End
 _LF, _CR = 10, 13
@@ -97,18 +101,29 @@ class ReplayPlan:
         """Whether the body is served content-decoded (its Content-Encoding header must go): faults at events
         need the events, which a compressed body shows only decoded."""
         wire = list(body_chunks(capture)) if self.decoded else capture.chunks
-        self.chunks = ReplayChunks(wire, rechunk)
+        self.framing = told_framing(capture) or tell_framing(None, (chunk.data for chunk in wire))
+        """How the body is framed (one of `_ndjson.FRAMINGS`): where its items end, what a keep-alive is."""
+        self.chunks = ReplayChunks(wire, rechunk, framing=self.framing)
+        if faults.keepalive is not None and self.framing == "eventstream":
+            raise FaultSpecError(f"{faults.keepalive}: an AWS event stream has no keep-alive (every message is a "
+                                 "frame a client reads)", hint="leave keepalive: out for this capture")  # fmt: skip
         self._dialect_name = dialect
         self._dialect: Dialect | None = None
         self._survey: _Survey | None = None
+        if faults.error is not None and self.framing not in self.dialect.framings:
+            raise FaultSpecError(f"{faults.error}: the {self.dialect.name} dialect writes its in-band error as "
+                                 f"{' or '.join(self.dialect.framings)}, and this stream is {self.framing}",
+                                 hint="name the stream's dialect with --dialect")  # fmt: skip
 
     @property
     def headers(self) -> tuple[tuple[str, str], ...]:
         """The response headers each replay sends: the recorded ones but those of one connection (hop-by-hop)
         and, for a body served decoded, its Content-Encoding; an event stream's for a capture with none."""
         response = self.capture.response
-        if response is None:
-            return EVENT_STREAM_HEADERS
+        if response is None:  # a raw body: the Content-Type of its framing
+            if self.framing == "sse":
+                return EVENT_STREAM_HEADERS
+            return (("Content-Type", FRAMING_TYPES[self.framing]), ("Cache-Control", "no-cache"))
         drop = HOP_BY_HOP | {"content-encoding"} if self.decoded else HOP_BY_HOP
         return tuple((k, v) for k, v in response.headers if k.lower() not in drop)
 
@@ -125,7 +140,7 @@ class ReplayPlan:
                 self._dialect = get_dialect(self._dialect_name)
             else:
                 capture = self.capture
-                parsed = parse_chunks(body(capture, capture.chunks, [], None), EventStreamParser(), [])
+                parsed = parse_chunks(body(capture, capture.chunks, [], None), framer_for(capture), [])
                 self._dialect, _ = detect(parsed, capture.request.url if capture.request else None)
         return self._dialect
 
@@ -206,8 +221,8 @@ class ReplayPlan:
             stalls[n] = stalls.get(n, 0.0) + stall.seconds
         keepalive = faults.keepalive
         dropped = deque(survey.dropped if survey is not None else ())
-        marker = _Boundaries()
-        newline = _newline(self.chunks.chunks)  # what the comments end their lines with
+        marker = _Boundaries(self.framing)
+        beat = _keepalive(keepalive, _newline(self.chunks.chunks), self.framing) if keepalive is not None else b""
         events = pos = 0
         response = self.capture.response
         last_t = (response.t if response is not None else None) or 0.0
@@ -218,9 +233,9 @@ class ReplayPlan:
         def at_events(n: int) -> Iterator[Step | None]:
             """What happens once `n` events have been sent: a stall, the cut or the error (then None: the end)."""
             if every_event:
-                yield Send(clock.now, _comment(keepalive, newline))  # type: ignore[arg-type]
+                yield Send(clock.now, beat)
             if n in stalls:
-                yield from clock.stall(stalls.pop(n), keepalive, newline)
+                yield from clock.stall(stalls.pop(n), keepalive, beat)
             if n == cut_events:
                 yield End(clock.now, cut_how)
                 yield None
@@ -241,12 +256,12 @@ class ReplayPlan:
             start, stop = pos, pos + len(data)
             if cut_time is not None and (t or 0.0) > cut_time:  # the cut comes in the silence before this chunk
                 if keepalive is not None and between:
-                    yield from clock.keepalives(keepalive, newline, last_t, cut_time)
+                    yield from clock.keepalives(keepalive, beat, last_t, cut_time)
                 clock.at(cut_time)
                 yield End(clock.now, cut_how)
                 return
             if keepalive is not None and between and t is not None:
-                yield from clock.keepalives(keepalive, newline, last_t, t)
+                yield from clock.keepalives(keepalive, beat, last_t, t)
             clock.at(t)
             last_t = t if t is not None else last_t
             # where this chunk must be split: event boundaries with something to do, and the byte cut
@@ -278,7 +293,7 @@ class ReplayPlan:
             pos = stop
         end_t = end.t if end is not None else None
         if keepalive is not None and between and end_t is not None:
-            yield from clock.keepalives(keepalive, newline, last_t, end_t if cut_time is None else min(end_t, cut_time))
+            yield from clock.keepalives(keepalive, beat, last_t, end_t if cut_time is None else min(end_t, cut_time))
         if cut_time is not None and end_t is not None and end_t > cut_time:
             clock.at(cut_time)
             yield End(clock.now, cut_how)
@@ -293,7 +308,7 @@ class ReplayPlan:
         if not faults.no_end_marker and not any(isinstance(c, Share) for c in counts):
             return None
         if self._survey is None:
-            self._survey = _survey(self.chunks.chunks, self.dialect if faults.no_end_marker else None)
+            self._survey = _survey(self.chunks.chunks, self.framing, self.dialect if faults.no_end_marker else None)
         return self._survey
 
 
@@ -304,9 +319,9 @@ class _Survey(NamedTuple):
     """The byte ranges of the end-marker events, each from its first line to past its blank line."""
 
 
-def _survey(chunks: Iterable[Chunk], dialect: Dialect | None) -> _Survey:
+def _survey(chunks: Iterable[Chunk], framing: str, dialect: Dialect | None) -> _Survey:
     """Count the events and bytes; with a `dialect`, find its end-marker events (the reader's END flag)."""
-    marker = _Boundaries()
+    marker = _Boundaries(framing)
     read = dialect.reader().feed if dialect is not None else None
     events = size = 0
     dropped: list[tuple[int, int]] = []
@@ -328,10 +343,12 @@ def _survey(chunks: Iterable[Chunk], dialect: Dialect | None) -> _Survey:
 class _Boundaries:
     """The events of a body fed chunk by chunk, each with its boundary: the offset just past the blank line
     that ended it (past the LF of a CRLF, which may be the next chunk's first byte: such an event comes
-    with the next chunk, its boundary that chunk's start or one past it)."""
+    with the next chunk, its boundary that chunk's start or one past it). In the other framings an item's
+    `end` is its boundary (past an NDJSON line's LF, an array element's comma, a message's CRC)."""
 
-    def __init__(self) -> None:
-        self._parser = EventStreamParser()
+    def __init__(self, framing: str = "sse") -> None:
+        self._parser = new_framer(framing)
+        self._sse = framing == "sse"
         self._waiting: list[Event] = []
         self._prev = -1  # the last byte of the chunk before
         self.last = 0
@@ -349,7 +366,7 @@ class _Boundaries:
                 continue
             end = item.end
             before = data[end - 1 - start] if end - 1 >= start else self._prev
-            if before != _CR:
+            if before != _CR or not self._sse:
                 found.append((end, item))
             elif end < stop:
                 found.append((end + 1 if data[end - start] == _LF else end, item))
@@ -407,23 +424,23 @@ class _Clock:
             self.now = max(self.now, t / self.speed + self.shift)
         return self.now
 
-    def stall(self, seconds: float, keepalive: Keepalive | None, newline: bytes) -> Iterator[Step]:
-        """`seconds` of silence (of wall time, whatever the speed), with the keep-alive comments in it."""
+    def stall(self, seconds: float, keepalive: Keepalive | None, beat: bytes) -> Iterator[Step]:
+        """`seconds` of silence (of wall time, whatever the speed), with the keep-alives (`beat`) in it."""
         start = self.now
         if keepalive is not None:
             every = keepalive.every / self.speed if self.speed else keepalive.every
             k = 1
             while k * every < seconds:
-                yield Send(start + k * every, _comment(keepalive, newline))
+                yield Send(start + k * every, beat)
                 k += 1
         self.shift += seconds
         self.now = start + seconds
 
-    def keepalives(self, keepalive: Keepalive, newline: bytes, t0: float, t1: float) -> Iterator[Step]:
-        """The comments a server keeping the connection alive sends between recorded times t0 and t1."""
+    def keepalives(self, keepalive: Keepalive, beat: bytes, t0: float, t1: float) -> Iterator[Step]:
+        """The keep-alives (`beat`) a server keeping the connection alive sends between recorded times t0 and t1."""
         k = 1
         while t0 + k * keepalive.every < t1:
-            yield Send(self.at(t0 + k * keepalive.every), _comment(keepalive, newline))
+            yield Send(self.at(t0 + k * keepalive.every), beat)
             k += 1
 
 
@@ -440,8 +457,13 @@ def _newline(chunks: Iterable[Chunk]) -> bytes:
     return b"\n"
 
 
-def _comment(keepalive: Keepalive, newline: bytes) -> bytes:
-    """`: text` and a blank line, as OpenRouter (`: OPENROUTER PROCESSING`) and DeepSeek (`: keep-alive`) send them."""
+def _keepalive(keepalive: Keepalive, newline: bytes, framing: str) -> bytes:
+    """A keep-alive in the stream's framing: in an event stream a comment, `: text` and a blank line, as OpenRouter
+    (`: OPENROUTER PROCESSING`) and DeepSeek (`: keep-alive`) send them; in NDJSON a blank line, as some servers
+    send (the ndjson-spec lets a parser skip it; the ollama library's `json.loads` of each line fails on it); in a
+    JSON array a line end, whitespace between elements. (An AWS event stream has none: the plan refuses it.)"""
+    if framing != "sse":
+        return newline
     return b": " + keepalive.text.encode("utf-8") + newline + newline
 
 

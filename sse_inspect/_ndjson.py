@@ -57,10 +57,13 @@ from dataclasses import dataclass
 from ._events import Event, Notice
 from ._eventstream import HEADERS_LIMIT, MESSAGE_LIMIT, SMALLEST
 from ._limits import SSE_LINE_LIMIT
+from ._linebuffer import Item
 
-__all__ = ["FRAMINGS", "JSONArrayParser", "JSONArrayStats", "NDJSONParser", "NDJSONStats", "sniff_framing"]
+__all__ = [
+    "FRAMINGS", "JSONArrayParser", "JSONArrayStats", "NDJSONParser", "NDJSONStats", "framing_by_type", "sniff_framing",
+]  # fmt: skip
 
-Item = Event | Notice
+# (Item: `_linebuffer.Item`, what every framer emits, so that one `Framer` type fits them all)
 
 _BOM = b"\xef\xbb\xbf"
 _WS = b" \t\r\n"  # JSON whitespace (RFC 8259 section 2: "ws")
@@ -558,6 +561,14 @@ _BY_TYPE = {
 }
 
 
+def framing_by_type(content_type: str | None) -> str | None:
+    """The framing a Content-Type names (its media type, parameters and case aside), or None when it names
+    no stream format (`application/json`, `text/plain`, none): then the bytes tell (`sniff_framing`)."""
+    if not content_type:
+        return None
+    return _BY_TYPE.get(content_type.split(";", 1)[0].strip().lower())
+
+
 def sniff_framing(content_type: str | None, head: bytes) -> str:
     """Which framing a body uses, one of `FRAMINGS`, from its Content-Type and its first bytes `head`.
 
@@ -576,10 +587,9 @@ def sniff_framing(content_type: str | None, head: bytes) -> str:
        comment (`:`), and bytes that say nothing (an empty head too), which the event-stream parser, the
        tool's own, reads and reports on.
     """
-    if content_type:
-        framing = _BY_TYPE.get(content_type.split(";", 1)[0].strip().lower())
-        if framing is not None:
-            return framing
+    framing = framing_by_type(content_type)
+    if framing is not None:
+        return framing
     if len(head) >= 12:
         total, headers, crc = struct.unpack(">III", head[:12])
         sane = SMALLEST <= total <= MESSAGE_LIMIT and headers <= min(HEADERS_LIMIT, total - SMALLEST)

@@ -20,11 +20,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
-from ._analysis import Parsed, body, detect, parse_chunks
+from ._analysis import Parsed, body, detect, framer_for, parse_chunks
 from ._capture import Capture, Chunk
 from ._events import Comment, Event, Notice
 from ._outcome import Outcome, decide_outcome
-from ._parser import EventStreamParser
+from ._framing import UNTERMINATED
 from ._rechunk import RechunkSpec
 from .dialects import Answer, EventFlags
 
@@ -99,7 +99,7 @@ class Playback:
     def __init__(self, capture: Capture, *, rechunk: RechunkSpec | None = None, dialect: str | None = None) -> None:
         self.capture = capture
         notices: list[Notice] = []  # the body's decoding problems: they come with the end
-        parsed = parse_chunks(body(capture, capture.chunks, notices, rechunk), EventStreamParser(), notices)
+        parsed = parse_chunks(body(capture, capture.chunks, notices, rechunk), framer_for(capture), notices)
         self.dialect, self._parsed = detect(parsed, capture.request.url if capture.request else None, dialect)
         self._reader = self.dialect.reader()
         self._text_events: list[int] = []
@@ -125,7 +125,7 @@ class Playback:
                     events += 1
                     if read(item) & EventFlags.TEXT:
                         text_events.append(item.index)
-                elif isinstance(item, Notice) and item.kind == "unterminated-event":
+                elif isinstance(item, Notice) and item.kind in UNTERMINATED:
                     unterminated = True
             text, restarted = self._new_text()
             if chunk is None:

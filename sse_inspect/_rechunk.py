@@ -1,6 +1,7 @@
 """Re-cut a stream's bytes into other chunks: the same bytes must always give the same events.
 
-Specs: `original`, `whole`, `bytes:N`, `event`, `line`, `crlf`, `utf8`, `random:SEED`.
+Specs: `original`, `whole`, `bytes:N`, `event` (or `item`: after each item of any framing), `line`, `crlf`,
+`utf8`, `random:SEED`.
 `crlf` cuts between every CR and the LF after it, `utf8` inside every multi-byte character:
 the two places where naive clients break. A new chunk
 arrives when the original chunk holding its last byte arrived: re-cutting never makes
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING
 from ._capture import Chunk
 from ._errors import RechunkSpecError
 from ._events import Event
-from ._parser import EventStreamParser
+from ._framing import BodyFramer
 
 if TYPE_CHECKING:
     import random
@@ -66,6 +67,8 @@ def parse_rechunk_spec(text: str) -> RechunkSpec:
     """Parse a spec such as "bytes:16"; raises RechunkSpecError naming the forms it knows."""
     kind, sep, arg = text.strip().partition(":")
     kind = kind.lower()
+    if kind == "item" and not sep:  # the `event` cut by its name for the framings without events (NDJSON, ...)
+        kind = "event"
     if kind in ("original", "whole", "event", "line", "crlf", "utf8") and not sep:
         return RechunkSpec(kind)
     if kind in ("bytes", "random") and sep:
@@ -84,8 +87,9 @@ class ReplayChunks:
     """The chunks a replay sends, cut afresh each time they are iterated (by every client of a
     server): a re-cut into one-byte pieces holds the body once, shared, never a `Chunk` per piece."""
 
-    def __init__(self, chunks: Sequence[Chunk], spec: RechunkSpec | None) -> None:
+    def __init__(self, chunks: Sequence[Chunk], spec: RechunkSpec | None, *, framing: str | None = None) -> None:
         self.chunks = chunks
+        self.framing = framing
         self.spec = None if spec is None or spec.kind == "original" else spec
         self._cutting: tuple[bytes, list[int]] | None = None
 
@@ -95,7 +99,7 @@ class ReplayChunks:
         if self._cutting is None:
             self._cutting = b"".join(c.data for c in self.chunks), _ends(self.chunks)
         body, ends = self._cutting
-        return _cut(self.chunks, ends, body, _cuts(body, self.spec))
+        return _cut(self.chunks, ends, body, _cuts(body, self.spec, self.framing))
 
 
 def replay_chunks(chunks: Sequence[Chunk], spec: str | RechunkSpec | None) -> ReplayChunks:
@@ -110,24 +114,25 @@ def rechunk(chunks: Sequence[Chunk], spec: RechunkSpec) -> list[Chunk]:
     return list(iter_rechunk(chunks, spec))
 
 
-def iter_rechunk(chunks: Sequence[Chunk], spec: RechunkSpec) -> Iterator[Chunk]:
+def iter_rechunk(chunks: Sequence[Chunk], spec: RechunkSpec, *, framing: str | None = None) -> Iterator[Chunk]:
     """The same bytes as `chunks`, cut as `spec` says, one chunk at a time: the body is held once
-    (joined), the cuts and the new chunks are made as they are asked for."""
+    (joined), the cuts and the new chunks are made as they are asked for. `framing` says how the body is
+    framed for the `event` cut (one of `_ndjson.FRAMINGS`; None: its first bytes tell, `_framing.BodyFramer`)."""
     if spec.kind == "original":
         yield from chunks
         return
     body = b"".join(c.data for c in chunks)
-    yield from _cut(chunks, _ends(chunks), body, _cuts(body, spec))
+    yield from _cut(chunks, _ends(chunks), body, _cuts(body, spec, framing))
 
 
-def _cuts(body: bytes, spec: RechunkSpec) -> Iterator[int]:
+def _cuts(body: bytes, spec: RechunkSpec, framing: str | None = None) -> Iterator[int]:
     """Where to cut `body`, in increasing order (some may be 0 or past its end)."""
     if spec.kind == "bytes":
         return iter(range(spec.n, len(body), spec.n))
     if spec.kind == "line":
         return (m.end() for m in re.finditer(_LINE_END, body))
     if spec.kind == "event":
-        return _event_cuts(body)
+        return _event_cuts(body, framing)
     if spec.kind == "crlf":
         return (m.end() for m in re.finditer(_CRLF, body))
     if spec.kind == "utf8":
@@ -148,9 +153,10 @@ def _random_cuts(size: int, rng: random.Random) -> Iterator[int]:
         yield pos
 
 
-def _event_cuts(body: bytes) -> Iterator[int]:
-    """Cut after each event's blank line (after the whole CRLF, never between CR and LF)."""
-    parser = EventStreamParser()
+def _event_cuts(body: bytes, framing: str | None) -> Iterator[int]:
+    """Cut after each item: an event's blank line (after the whole CRLF, never between CR and LF), an NDJSON
+    line's LF, an array element's comma, an event stream message's CRC."""
+    parser = BodyFramer(framing=framing)
     yield from _after_events(body, parser.feed_iter(body))
     yield from _after_events(body, parser.close())  # called once the feed is read through
 

@@ -1,7 +1,8 @@
 """An "Server-Sent Events" content view for mitmproxy: events instead of raw bytes.
 
-mitmproxy has no view for `text/event-stream` (its "auto" picks Raw). This one shows
-each event's type, id and data, comments, and what the parser noticed. mitmproxy 12 takes
+mitmproxy has no view for `text/event-stream` (its "auto" picks Raw) nor for AWS's binary
+`application/vnd.amazon.eventstream` (Bedrock; shown as hex). This one shows each event's (each
+message's) type, id and data, comments, and what the parser noticed. mitmproxy 12 takes
 a `Contentview` (prettify + render_priority) into its registry; 10/11 take a `View` subclass.
 """
 
@@ -12,16 +13,16 @@ from typing import Any
 from mitmproxy import contentviews
 
 from ._events import Comment, Event
-from ._parser import EventStreamParser
+from ._framing import BodyFramer
 
 __all__ = ["describe_event_stream", "register", "unregister"]
 
 NAME = "Server-Sent Events"
 
 
-def describe_event_stream(data: bytes) -> str:
-    """The body as a readable list of events, comments and notices."""
-    parser = EventStreamParser()
+def describe_event_stream(data: bytes, content_type: str | None = "text/event-stream") -> str:
+    """The body as a readable list of events (an AWS event stream's messages too), comments and notices."""
+    parser = BodyFramer(content_type)
     lines = []
     for item in [*parser.feed_iter(data), *parser.close()]:
         if isinstance(item, Event):
@@ -35,8 +36,12 @@ def describe_event_stream(data: bytes) -> str:
     return "\n".join(lines)
 
 
+_SHOWN = ("text/event-stream", "application/vnd.amazon.eventstream")
+"""What the view is chosen for: an event stream, and AWS's binary one (mitmproxy shows its bytes as hex)."""
+
+
 def _priority(content_type: str | None) -> float:
-    return 2.0 if (content_type or "").split(";")[0].strip().lower() == "text/event-stream" else 0.0
+    return 2.0 if (content_type or "").split(";")[0].strip().lower() in _SHOWN else 0.0
 
 
 if hasattr(contentviews, "Contentview"):  # mitmproxy >= 12: the Contentview API and its registry
@@ -52,7 +57,7 @@ if hasattr(contentviews, "Contentview"):  # mitmproxy >= 12: the Contentview API
             return "none"
 
         def prettify(self, data: bytes, metadata: Any) -> str:
-            return describe_event_stream(data)
+            return describe_event_stream(data, getattr(metadata, "content_type", None))
 
         def render_priority(self, data: bytes, metadata: Any) -> float:
             return _priority(getattr(metadata, "content_type", None))
@@ -74,7 +79,7 @@ else:  # mitmproxy 10/11: View subclasses in a list
         name = NAME
 
         def __call__(self, data: bytes, **metadata: Any) -> Any:
-            return NAME, contentviews.base.format_text(describe_event_stream(data))
+            return NAME, contentviews.base.format_text(describe_event_stream(data, metadata.get("content_type")))
 
         def render_priority(self, data: bytes, **metadata: Any) -> float:
             return _priority(metadata.get("content_type"))

@@ -875,7 +875,7 @@ def _request_line(a: Analysis) -> str:
 def _outcome(a: Analysis) -> str:
     ans = a.answer
     state, words = _end_class(a.outcome), a.outcome.words
-    bits = [esc(ans.dialect)]
+    bits = [esc(ans.dialect) + ("" if a.framing == "sse" else f" ({esc(a.framing)})")]
     if ans.model:
         bits.append(esc(_clip(ans.model)))
     if ans.end_marker is not None:

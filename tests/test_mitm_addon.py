@@ -373,6 +373,26 @@ def test_content_view_shows_events(tmp_path: Path) -> None:
     run(test, tmp_path)
 
 
+def test_content_view_shows_an_aws_event_stream_as_its_messages(tmp_path: Path) -> None:
+    """Bedrock's binary event stream, which mitmproxy shows as hex, reads as its messages, and a bad CRC shows."""
+    from sse_inspect._eventstream import encode_message
+    from sse_inspect.mitm_view import NAME
+
+    headers = {":event-type": "contentBlockDelta", ":content-type": "application/json", ":message-type": "event"}
+    good = encode_message(headers, b'{"delta":{"text":"Hi"}}')
+    bad = good[:-1] + bytes([good[-1] ^ 0xFF])
+
+    def test(addon: SSECapture, tctx: Any) -> None:
+        flow = sse_flow("application/vnd.amazon.eventstream")
+        flow.response.content = good + bad
+        view, text = _rendered(flow)
+        assert view == NAME
+        assert text.startswith('#0 contentBlockDelta @0\n    {"delta":{"text":"Hi"}}\n'), text
+        assert "! bad-message-crc: " in text and f"#1 contentBlockDelta @{len(good)}" in text
+
+    run(test, tmp_path)
+
+
 def test_a_flow_read_from_a_file_keeps_its_body_and_is_not_recorded(tmp_path: Path) -> None:
     """`mitmdump -r flows` runs the hooks on flows whose body is already there: nothing streams, so
     there is nothing to record, and the body the views show must stay (not the empty stream's)."""

@@ -151,6 +151,19 @@ CODES: dict[str, Code] = _codes(
          "clients dispatch no event from this body: find the handler or hop that served an error page or a JSON "
          "document as text/event-stream (send the real status and type), or the one that strips the blank line "
          "ending each event (`data: ...\\n\\n`)"),
+    Code("frame-error", _E, "framing",
+         "an AWS event stream message failed its checks (a CRC, a length, a header): botocore and the other SDKs "
+         "stop the stream there (ChecksumMismatch, ...); find the hop that altered or re-framed the bytes"),
+    Code("ndjson-blank-line", _W, "framing",
+         "blank lines between NDJSON items: the ndjson-spec lets a parser skip them, but clients that `json.loads` "
+         "every line (the ollama library) crash on the first; send keep-alives as whole JSON objects, or none"),
+    Code("ndjson-line-break", _W, "framing",
+         "a character Python's `str.splitlines()` ends a line at (a lone CR, U+2028, U+2029, NEL, ...) inside an "
+         "NDJSON line: httpx's `iter_lines` (the ollama library's) cuts the line there and neither piece is JSON; "
+         "escape it in the JSON text (`\\u2028`)"),
+    Code("array-syntax", _E, "framing",
+         "the streamed JSON array is not well formed (a missing or doubled comma, data after the `]`, no `[`): "
+         "clients that parse the array as it streams fail or lose elements there"),
 )  # fmt: skip
 
 

@@ -18,6 +18,10 @@ from .evidence import Bytes, Comments, Encoding, LineEnds, Lines
 __all__ = ["FramingCheck"]
 
 _IGNORED = ("ignored-field", "invalid-id", "invalid-retry")
+_FRAME_ERRORS = ("bad-prelude-crc", "bad-length", "bad-message-crc", "bad-header", "duplicate-header", "message-too-long")
+"""The AWS event stream framer's notices of a message that fails its checks (`_eventstream`)."""
+_ARRAY_SYNTAX = ("not-an-array", "missing-comma", "empty-element", "trailing-data")
+"""The JSON-array framer's notices of a malformed array (`_ndjson`)."""
 _MESSAGES_KEPT = 1000
 _NOTICES_KEPT = 1000
 """Notices of each kind in `every` kept (the rest are counted in `counts`): a pass holds no per-event list."""
@@ -49,7 +53,7 @@ class FramingCheck(Check):
         self.counts: Counter[str] = Counter()
         self.every: dict[str, list[Notice]] = {
             "unterminated-event": [], "decode-error": [], "decode-bomb": [], "line-too-long": [], "event-too-long": [],
-            "line-ending": [],
+            "line-ending": [], "unterminated-array": [], "unterminated-frame": [],
         }
         self.ignored: Counter[str] = Counter()
         self.comments = 0
@@ -122,6 +126,7 @@ class FramingCheck(Check):
             yield self.found("incomplete-event", f"{body_size - n.offset} bytes after the last blank line (from byte "
                              f"{n.offset}) form no event: clients discard them", offset=n.offset, t=n.t,
                              evidence=Bytes(body_size - n.offset))  # fmt: skip
+        yield from self._other_framings(a.framing, body_size)
 
         bad = self.first.get("invalid-utf8")
         if bad is not None:
@@ -130,7 +135,7 @@ class FramingCheck(Check):
                              evidence=Lines(self.counts["invalid-utf8"]))  # fmt: skip
 
         s = a.stats
-        if s.cr or (s.lf and s.crlf):
+        if a.framing == "sse" and (s.cr or (s.lf and s.crlf)):  # (NDJSON clients split at either line end alike)
             styles = ", ".join(f"{n} {name}" for name, n in (("LF", s.lf), ("CRLF", s.crlf), ("lone CR", s.cr)) if n)
             wanted = "lone CR" if s.cr else "CRLF"
             first = next((n.offset for n in self.every["line-ending"] if wanted in n.message), None)
@@ -178,6 +183,36 @@ class FramingCheck(Check):
                              f"{first_comment.text.strip()[:40]!r}{every}", t=first_comment.t,
                              offset=first_comment.offset, evidence=Comments(self.comments))  # fmt: skip
 
+    def _other_framings(self, framing: str, body_size: int) -> Iterator[Finding]:
+        """What the NDJSON, JSON-array and AWS event stream framers noticed that their clients mishandle."""
+        # (An NDJSON body's last line without its LF is no finding: clients' `iter_lines` still yield it, and the
+        # dialect judges whether it is whole JSON; a JSON document sent as one line often has none.)
+        for kind, what in (("unterminated-array", "its closing `]`"), ("unterminated-frame", "the rest of its last message")):
+            for n in self.every[kind]:
+                yield self.found("incomplete-event", f"the {framing} body ended without {what}: {n.message}",
+                                 offset=n.offset, t=n.t, evidence=Bytes(body_size - n.offset),
+                                 advice="the stream was cut before its end: find the hop that closed the connection "
+                                        "(a timeout, a crashed worker)")  # fmt: skip
+        bad = [self.first[k] for k in _FRAME_ERRORS if k in self.first]
+        if bad:
+            first = min(bad, key=lambda n: n.offset)
+            count = sum(self.counts[k] for k in _FRAME_ERRORS)
+            yield self.found("frame-error", f"{count} message(s) failed their checks, the first at byte {first.offset}: "
+                             f"{first.message}", offset=first.offset, t=first.t)  # fmt: skip
+        blank = self.first.get("blank-line")
+        if blank is not None:
+            yield self.found("ndjson-blank-line", f"blank lines between the items, the first at byte {blank.offset}: "
+                             f"{blank.message}", offset=blank.offset, t=blank.t)  # fmt: skip
+        broken = self.first.get("splitlines-break")
+        if broken is not None:
+            yield self.found("ndjson-line-break", broken.message, offset=broken.offset, t=broken.t)
+        syntax = [self.first[k] for k in _ARRAY_SYNTAX if k in self.first]
+        if syntax:
+            first = min(syntax, key=lambda n: n.offset)
+            count = sum(self.counts[k] for k in _ARRAY_SYNTAX)
+            yield self.found("array-syntax", f"{count} place(s), the first at byte {first.offset}: {first.message}",
+                             offset=first.offset, t=first.t)  # fmt: skip
+
     def _glued(self, event: Event) -> Finding:
         assert event.t is not None and event.t_first is not None
         lines = event.data.count("\n") + 1
@@ -194,7 +229,7 @@ class FramingCheck(Check):
         that had not started yet."""
         if self.spread is not None:
             return self._glued(self.spread)
-        if ctx.analysis.timing.events:
+        if ctx.analysis.timing.events or ctx.analysis.framing != "sse":
             return None
         response = ctx.capture.response
         if response is not None and (response.header("content-type") or "").split(";")[0].strip().lower() != (

@@ -50,8 +50,15 @@ class HeadersCheck(Check):
                              evidence=Status(response.status))  # fmt: skip
             return
         ctype = response.header("content-type")
-        if (ctype or "").split(";")[0].strip().lower() != "text/event-stream":
-            yield self.found("wrong-content-type", f"Content-Type is {ctype!r}, not text/event-stream")
+        framing = ctx.analysis.framing
+        expected = _EXPECTED_TYPES[framing]
+        if (ctype or "").split(";")[0].strip().lower() not in expected:
+            if framing == "sse":
+                yield self.found("wrong-content-type", f"Content-Type is {ctype!r}, not text/event-stream")
+            else:
+                yield self.found("wrong-content-type", f"Content-Type is {ctype!r} on a {framing} stream, not "
+                                 f"{expected[0]}", advice=f"send `Content-Type: {expected[0]}`: clients and hops "
+                                 "tell a stream by it, and some proxies buffer or compress other types")  # fmt: skip
         encoding = response.header("content-encoding")
         if encoding and encoding.strip().lower() != "identity":
             timing = ctx.analysis.timing
@@ -97,6 +104,17 @@ class HeadersCheck(Check):
         if ctx.timed and not any(f.code in BUFFERING for f in findings):
             return [f for f in findings if f.code != "x-accel-buffering"]
         return findings
+
+
+_NDJSON_TYPES = ("application/x-ndjson", "application/ndjson", "application/jsonl", "application/json-lines",
+                 "application/jsonlines", "application/x-jsonlines")  # fmt: skip
+_EXPECTED_TYPES = {
+    "sse": ("text/event-stream",),
+    "ndjson": (*_NDJSON_TYPES, "application/json"),  # (Ollama sends x-ndjson; some servers plain JSON's type)
+    "json-array": ("application/json",),  # Gemini's streamGenerateContent without alt=sse
+    "eventstream": ("application/vnd.amazon.eventstream",),
+}
+"""The Content-Types right for each framing, the one to advise first."""
 
 
 def _body_hint(ctx: Context) -> str:

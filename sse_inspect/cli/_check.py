@@ -75,6 +75,7 @@ def report_json(report: Report, path: str) -> dict[str, Any]:
     return {
         "path": path,
         "dialect": a.dialect,
+        "framing": a.framing,
         "verdict": report.verdict,
         "worst": str(report.worst) if report.worst else None,
         "findings": [

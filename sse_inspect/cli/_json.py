@@ -194,6 +194,7 @@ def analysis_json(a: Analysis, *, held: bool = False) -> dict[str, Any]:
     answer's texts as the `Passage`s, which `write_doc` writes piece by piece."""
     capture = a.capture
     doc = answer_json(a.answer, held=held)
+    doc["framing"] = a.framing
     doc["recording"] = {
         "path": capture.path,
         "end": capture.end.kind if capture.end else None,

@@ -387,6 +387,8 @@ def outcome(a: Analysis) -> Text:
         line.append(f"✔ {a.outcome.words} ", style="bold green")
     # (a dialect without an end marker says nothing here: the recording's end, below, tells)
     line.append(f"{ans.dialect}", style="bold")
+    if a.framing != "sse":  # (an event stream is the default, said by nothing)
+        line.append(f" ({a.framing})")
     if ans.model:
         line.append(" · ")
         line.append_text(safe(ans.model, newlines=False))

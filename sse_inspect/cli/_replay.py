@@ -137,7 +137,7 @@ def _replay_lines(playback: Playback, pace: Pace, console: Console, *, raw: bool
         if raw:
             if step.chunk is not None:
                 line = Text(f"{t:9.3f} s  {len(step.chunk.data):6d} B  ", style="dim")
-                line.append_text(_render.safe(step.chunk.data.decode("utf-8", "replace"), newlines=False))
+                line.append_text(_render.safe(step.chunk.data.decode("utf-8", "backslashreplace"), newlines=False))
                 console.print(line, soft_wrap=True)
             continue
         for item in step.items:

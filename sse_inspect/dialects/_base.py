@@ -265,6 +265,9 @@ class Dialect(ABC):
     "end marker" is a field of an ordinary event, as Gemini's `finishReason`, or there is none).
     What the client reads after it is the reader's `stops_at_end`; a reader that stops at the end
     marker needs this True, or the events it leaves out are lost without a finding."""
+    framings: ClassVar[tuple[str, ...]] = ("sse",)
+    """The framings this API streams in (`_ndjson.FRAMINGS`: "sse", "ndjson", "json-array", "eventstream"): its
+    `fault_error` writes in these. A replay refuses an `error:` fault on a stream framed otherwise."""
     sends_batches: ClassVar[bool] = False
     """Whether this API's own servers send the answer in batches of tokens, a short answer whole in one
     event after the model's think (Gemini). A few big events after a silence are then the provider's

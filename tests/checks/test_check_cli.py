@@ -108,7 +108,7 @@ def test_json_is_one_document(caps: Path) -> None:
     assert (doc["fail_on"], doc["exit_code"]) == ("warning", 1)
     assert doc["thresholds"] == vars_of(Thresholds())
     [capture] = doc["captures"]
-    assert set(capture) == {"path", "dialect", "verdict", "worst", "findings", "skipped", "hops", "culprit", "warnings",
+    assert set(capture) == {"path", "dialect", "framing", "verdict", "worst", "findings", "skipped", "hops", "culprit", "warnings",
                             "stats"}
     assert (capture["path"], capture["dialect"], capture["worst"]) == ("caps/burst.jsonl", "openai-chat", "warning")
     assert capture["verdict"].startswith("BUFFERED: 40 text events held 2.000 s")

@@ -78,7 +78,44 @@ JSON_ERROR = b'{"error": {"message": "Rate limit reached", "type": "requests"}}'
 STRIPPED = [(0.3 + 0.03 * i, f"data: {tok}\n".encode()) for i, tok in enumerate(T.tokens(20))]
 """A text stream whose blank lines a hop stripped: one data line a token, nothing ever dispatches."""
 
+NDJSON = (("Content-Type", "application/x-ndjson"),)
+EVENTSTREAM = (("Content-Type", "application/vnd.amazon.eventstream"),)
+GEMINI_JSON = (("Content-Type", "application/json; charset=UTF-8"),)
+OLLAMA_URL = "http://localhost:11434/api/generate"
+
+
+def ollama_lines(*pieces: bytes) -> Capture:
+    """An Ollama generate stream of these raw lines, 50 ms apart."""
+    return T.capture([(0.3 + 0.05 * i, piece) for i, piece in enumerate(pieces)], headers=NDJSON, url=OLLAMA_URL)
+
+
+def bedrock_messages(corrupt: bool) -> Capture:
+    """Two Bedrock Converse messages; the second's last byte (its message CRC) altered when `corrupt`."""
+    from sse_inspect._eventstream import encode_message
+
+    def message(kind: str, payload: bytes) -> bytes:
+        return encode_message({":event-type": kind, ":content-type": "application/json", ":message-type": "event"}, payload)
+
+    second = message("contentBlockDelta", b'{"delta":{"text":"Hi"},"contentBlockIndex":0}')
+    if corrupt:
+        second = second[:-1] + bytes([second[-1] ^ 1])
+    return T.capture([(0.3, message("messageStart", b'{"role":"assistant"}')), (0.35, second)], headers=EVENTSTREAM,
+                     url="https://bedrock-runtime.us-east-1.amazonaws.com/model/m/converse-stream")
+
+
+def gemini_array(*pieces: bytes) -> Capture:
+    return T.capture([(0.3 + 0.05 * i, piece) for i, piece in enumerate(pieces)], headers=GEMINI_JSON,
+                     url="https://generativelanguage.googleapis.com/v1beta/models/gemini-2.0-flash:streamGenerateContent")
+
+
 TRIGGERS = [
+    Case("bad-message-crc", "frame-error", lambda: bedrock_messages(corrupt=True), E, ("failed their checks", "byte")),
+    Case("keepalive-blank-lines", "ndjson-blank-line",
+         lambda: ollama_lines(b'{"response":"a"}\n', b"\n", b'{"response":"b"}\n'), W, ("blank lines", "byte 17")),
+    Case("raw-line-separator", "ndjson-line-break",
+         lambda: ollama_lines('{"response":"a\u2028b"}\n'.encode(), b'{"done":true}\n'), W, ()),
+    Case("missing-comma", "array-syntax", lambda: gemini_array(b'[{"candidates":[]}', b'{"candidates":[]}', b"]"), E,
+         ("byte",)),
     Case("burst", "buffering-burst", T.burst_after_silence, W, ("40 text events held 2.000 s", "in 3 ms", "t=")),
     Case("single-flush", "single-flush", T.close_delimited_through_nginx, W,
          ("119 of 119 text events", "at t=3.000 s", "after 3.000 s of silence")),
@@ -229,6 +266,13 @@ TRIGGERS = [
 ]
 
 NEAR_MISSES = [
+    Case("crcs-right", "frame-error", lambda: bedrock_messages(corrupt=False)),
+    Case("lines-back-to-back", "ndjson-blank-line", lambda: ollama_lines(b'{"response":"a"}\n', b'{"response":"b"}\n')),
+    Case("escaped-line-separator", "ndjson-line-break",
+         lambda: ollama_lines(b'{"response":"a\\u2028b"}\n', b'{"done":true}\n')),
+    Case("gemini-array", "array-syntax", lambda: gemini_array(b'[{"candidates":[]}', b',\r\n{"candidates":[]}', b"]")),
+    Case("ndjson-served-as-ndjson", "wrong-content-type", lambda: ollama_lines(b'{"response":"a"}\n')),
+    Case("gemini-array-as-json", "wrong-content-type", lambda: gemini_array(b'[{"candidates":[]}]')),
     Case("4-held-events", "buffering-burst", lambda: T.burst_after_silence(held=4)),
     Case("model-pause", "buffering-burst", T.thinking_pause),
     Case("one-burst-of-many", "single-flush", T.burst_after_silence),
@@ -341,6 +385,7 @@ def test_codes_are_the_documented_ones() -> None:
         "wrong-content-type", "compressed-stream", "decode-error", "decode-bomb", "line-too-long", "event-too-long",
         "content-length-on-stream", "no-cache-header", "x-accel-buffering", "incomplete-event", "invalid-utf8", "cr-line-endings",
         "bom", "utf-16", "ignored-fields", "recording-incomplete", "secret-in-capture", "not-an-event-stream",
+        "frame-error", "ndjson-blank-line", "ndjson-line-break", "array-syntax",
     ]
     # fmt: on
 

@@ -37,9 +37,10 @@ def test_a_bom_and_blank_lines_before_an_html_page() -> None:
     assert "an HTML page" in codes(T.capture([(0.3, page)]))["not-an-event-stream"]
 
 
-def test_a_raw_body_is_judged_and_a_charset_changes_nothing() -> None:
+def test_a_raw_body_is_read_in_its_framing_and_a_charset_changes_nothing() -> None:
     document = b'{"error": "upstream timed out"}'
-    assert "a JSON document" in codes(Capture(chunks=(Chunk(None, document),)))["not-an-event-stream"]
+    raw = codes(Capture(chunks=(Chunk(None, document),)))  # no Content-Type: its first byte says NDJSON (a curl save)
+    assert "not-an-event-stream" not in raw and "upstream timed out" in raw["error-event"]
     headers = (("Content-Type", "text/event-stream; charset=utf-8"),)
     assert "a JSON document" in codes(T.capture([(0.3, document)], headers=headers))["not-an-event-stream"]
 
