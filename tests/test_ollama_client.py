@@ -2,8 +2,8 @@
 
 Each fixture of tests/data/formats/ollama-*.jsonl is served in process (`CaptureTransport`, which
 `ollama.Client` takes as an httpx keyword) re-cut every standard way (`RECHUNK_MATRIX`: whole, per
-line, 1 and 7 bytes, inside every multi-byte character, random), and once over a socket by the replay
-server. The library reads the NDJSON lines itself (`iter_lines`, `json.loads`, `ResponseError` on an
+line, 1 and 7 bytes, inside every multi-byte character, random; and per item), and once over a socket by
+the replay server. The library reads the NDJSON lines itself (`iter_lines`, `json.loads`, `ResponseError` on an
 `error` member: ollama/_client.py); what it yields, joined, must be what the sidecar says and what the
 `ollama` dialect rebuilds from the same bytes. The error fixture and the dialect's `fault_error` and
 `error_body` make it raise `ResponseError`.
@@ -28,6 +28,7 @@ CaptureTransport = pytest.importorskip("sse_inspect.httpx_transport", exc_type=I
 
 FORMATS = ROOT / "tests" / "data" / "formats"
 FIXTURES = sorted(FORMATS.glob("ollama-*.jsonl"))
+CUTS = (*RECHUNK_MATRIX, "item")
 HOST = "http://ollama.test:11434"
 
 
@@ -86,7 +87,7 @@ def client_for(capture: Capture, rechunk: str | None = None, **kwargs: Any) -> A
     return ollama.Client(host=HOST, transport=CaptureTransport(capture, rechunk=rechunk, **kwargs))
 
 
-@pytest.mark.parametrize("cut", RECHUNK_MATRIX)
+@pytest.mark.parametrize("cut", CUTS)
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.stem)
 def test_the_library_reads_our_replay(path: Path, cut: str) -> None:
     capture, want = load_capture(path), expect(path)
@@ -142,6 +143,18 @@ def test_the_library_raises_on_the_error_body(status: int) -> None:
             pass
     assert raised.value.status_code == status
     assert raised.value.error == json.loads(body)["error"]
+
+
+@pytest.mark.parametrize("n", [0, 3])
+def test_the_library_raises_on_the_replays_error_fault(n: int) -> None:
+    """The replay's own `error:after-event=N` fault: N lines as recorded, then Ollama's error line."""
+    capture = load_capture(FORMATS / "ollama-chat-thinking.jsonl")
+    shown = Shown()
+    with pytest.raises(ollama.ResponseError) as raised:
+        ask(client_for(capture, "bytes:7", faults=f"error:after-event={n}", dialect="ollama"), capture, shown)
+    assert raised.value.error == json.loads(get_dialect("ollama").fault_error(n))["error"]
+    first = capture.body.splitlines(keepends=True)[:n]
+    assert shown.reasoning == "".join(json.loads(line)["message"]["thinking"] for line in first)
 
 
 def test_the_library_raises_on_the_status_fault() -> None:

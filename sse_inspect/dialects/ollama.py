@@ -94,6 +94,7 @@ class Ollama(Dialect):
     title = "Ollama"
     end_marker = '"done": true'
     sends_done = False  # NDJSON: no SSE sentinel
+    framings = ("ndjson",)  # `fault_error` writes an NDJSON line
     end_closes_stream = True  # the server returns after the `done` line
     reader = _OllamaReader
 

@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from sse_inspect import Capture, Event, EventStreamParser, Notice, load_capture
+from sse_inspect import Capture, End, Event, EventStreamParser, Notice, analyze, capture_from_body, load_capture
+from sse_inspect.checks import check_capture
 from sse_inspect._ndjson import NDJSONParser, sniff_framing
 from sse_inspect.dialects import DIALECTS, Answer, EventFlags, detect_dialect, get_dialect
 
@@ -116,6 +117,31 @@ def test_the_fixtures_are_what_their_script_builds(tmp_path: Path) -> None:
     assert built == sorted(p.name for p in FORMATS.glob("ollama-*"))
     for name in built:
         assert (tmp_path / name).read_bytes() == (FORMATS / name).read_bytes(), name
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.stem)
+def test_the_analysis_reads_them_as_ndjson_and_check_judges_them(path: Path) -> None:
+    """Through the whole analysis (the framer the Content-Type picks): the same answer as the reader's; a
+    whole stream has its end marker, the error stream's error is reported and its `done` line missing."""
+    capture, want = load_capture(path), expect(path)
+    analysis = analyze(capture)
+    assert (analysis.framing, analysis.dialect) == ("ndjson", "ollama")
+    assert analysis.answer.text == want["text"] and analysis.answer.complete is want["complete"]
+    codes = {f.code for f in check_capture(capture).findings}
+    if want["errors"]:
+        assert {"error-event", "missing-end-marker"} <= codes
+    else:
+        assert not codes & {"error-event", "missing-end-marker", "invalid-json", "data-after-end"}
+
+
+def test_a_line_after_the_done_line_is_a_fault() -> None:
+    """The reader reads it (as the library does), and `check` says the server sent it after the end."""
+    capture = load_capture(FORMATS / "ollama-generate-text.jsonl")
+    late = json.dumps(generate(" Really.")).encode() + b"\n"
+    extra = capture_from_body(capture.body + late, request=capture.request, response=capture.response,
+                              end=End(kind="complete"))  # fmt: skip
+    assert analyze(extra).answer.text == expect(FORMATS / "ollama-generate-text.jsonl")["text"] + " Really."
+    assert "data-after-end" in {f.code for f in check_capture(extra).findings}
 
 
 # --- detection ------------------------------------------------------------------------------------
@@ -248,6 +274,7 @@ def test_lines_after_the_end_are_read_and_counted() -> None:
     assert answer.text == "Hi again" and answer.end_markers == 2 and "ignored_after_end" not in answer.extra
     dialect = get_dialect("ollama")
     assert dialect.end_closes_stream and not dialect.reader.stops_at_end and not dialect.sends_done
+    assert dialect.framings == ("ndjson",)
 
 
 def test_junk_lines() -> None:
