@@ -25,9 +25,11 @@ from .anthropic import Anthropic
 from .cohere import Cohere
 from .gemini import Gemini
 from .generic import Generic
+from .ollama import Ollama
 from .openai_chat import OpenAIChat
 from .openai_responses import OpenAIResponses
 from .text import PLAIN_PAYLOADS, Text
+from .tgi import TGI
 
 __all__ = [
     "DIALECTS",
@@ -50,7 +52,7 @@ __all__ = [
 ]
 
 DIALECTS: dict[str, type[Dialect]] = {
-    cls.name: cls for cls in (OpenAIChat, OpenAIResponses, Anthropic, Gemini, Cohere, Text, Generic)
+    cls.name: cls for cls in (OpenAIChat, OpenAIResponses, Anthropic, Gemini, Cohere, Ollama, TGI, Text, Generic)
 }
 """Every dialect by its command-line name; on equal detection scores the earlier one wins."""
 
