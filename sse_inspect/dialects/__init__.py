@@ -27,9 +27,11 @@ from .bedrock_invoke import BedrockInvoke
 from .cohere import Cohere
 from .gemini import Gemini
 from .generic import Generic
+from .ollama import Ollama
 from .openai_chat import OpenAIChat
 from .openai_responses import OpenAIResponses
 from .text import PLAIN_PAYLOADS, Text
+from .tgi import TGI
 
 __all__ = [
     "DIALECTS",
@@ -53,7 +55,10 @@ __all__ = [
 
 DIALECTS: dict[str, type[Dialect]] = {
     cls.name: cls
-    for cls in (OpenAIChat, OpenAIResponses, Anthropic, Gemini, Cohere, BedrockConverse, BedrockInvoke, Text, Generic)
+    for cls in (
+        OpenAIChat, OpenAIResponses, Anthropic, Gemini, Cohere, Ollama, TGI, BedrockConverse, BedrockInvoke, Text,
+        Generic,
+    )  # fmt: skip
 }
 """Every dialect by its command-line name; on equal detection scores the earlier one wins."""
 

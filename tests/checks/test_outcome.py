@@ -168,8 +168,9 @@ def test_every_dialect_states_its_facts() -> None:
     facts = {name: (d.sends_done, d.end_closes_stream) for name, d in DIALECTS.items()}
     assert facts == {
         "openai-chat": (True, True), "openai-responses": (False, True), "anthropic": (False, True),
-        "gemini": (False, False), "cohere": (False, True), "bedrock-converse": (False, False),
-        "bedrock-invoke": (False, True), "text": (True, True), "generic": (True, False),
+        "gemini": (False, False), "cohere": (False, True), "ollama": (False, True), "tgi": (False, True),
+        "bedrock-converse": (False, False), "bedrock-invoke": (False, True), "text": (True, True),
+        "generic": (True, False),
     }  # fmt: skip
 
 

@@ -19,6 +19,8 @@ from tests.helpers import corpus_dialect
 
 OPENAI_URL = "https://api.openai.com/v1/chat/completions"
 CORPUS = Path(__file__).resolve().parent.parent / "data" / "corpus"
+FORMATS = CORPUS.parent / "formats"
+"""Fixtures built from the providers' documentation, for the dialects no real corpus exists for."""
 MANIFEST: list[dict[str, Any]] = json.loads((CORPUS / "MANIFEST.json").read_text(encoding="utf-8"))
 
 
@@ -89,14 +91,12 @@ def test_corpus(entry: dict[str, Any]) -> None:
         assert answer.usage
 
 
-NOT_SSE = {"bedrock-converse", "bedrock-invoke"}
-"""Dialects of streams that are not SSE: no corpus body, fixtures built from the docs in tests/data/formats."""
-
-
 def test_corpus_covers_every_dialect_but_the_apps_own() -> None:
-    """The corpus is of providers' SSE streams; text (an app's own stream) is tested on the seed's shapes
-    in test_text.py, generic on hand-written streams below, the others on tests/data/formats."""
-    assert {corpus_dialect(entry) for entry in MANIFEST} == set(DIALECTS) - {"generic", "text", *NOT_SSE}
+    """The corpus is of providers' streams; text (an app's own stream) is tested on the seed's shapes
+    in test_text.py, generic on hand-written streams below, and the dialects no real corpus exists for on
+    the fixtures built from their providers' documentation (tests/data/formats, each with its own tests)."""
+    formats = {json.loads(p.read_text(encoding="utf-8"))["dialect"] for p in FORMATS.glob("*.expect.json")}
+    assert {corpus_dialect(entry) for entry in MANIFEST} | formats == set(DIALECTS) - {"generic", "text"}
 
 
 # --- OpenAI chat and compatible servers -----------------------------------------------------
@@ -468,8 +468,9 @@ def test_content_beats_url() -> None:
 
 
 def test_registry() -> None:
-    assert list(DIALECTS) == ["openai-chat", "openai-responses", "anthropic", "gemini", "cohere", "bedrock-converse",
-                              "bedrock-invoke", "text", "generic"]  # fmt: skip
+    assert list(DIALECTS) == [
+        "openai-chat", "openai-responses", "anthropic", "gemini", "cohere", "ollama", "tgi", "bedrock-converse",
+        "bedrock-invoke", "text", "generic"]  # fmt: skip
     for name, cls in DIALECTS.items():
         dialect = get_dialect(name)
         assert isinstance(dialect, cls) and dialect.name == name and dialect.title

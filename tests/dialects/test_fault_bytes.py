@@ -38,6 +38,8 @@ CAPTURES = {
     "anthropic": ROOT / "captures" / "anthropic-text-then-tooluse.jsonl",
     "gemini": ROOT / "captures" / "gemini-split-tokens.jsonl",
     "cohere": CORPUS / "cohere-chat-v2-text.sse",
+    "ollama": ROOT / "tests" / "data" / "formats" / "ollama-chat-tools.jsonl",
+    "tgi": ROOT / "tests" / "data" / "formats" / "tgi-details.jsonl",
     "text": ROOT / "captures" / "lab-flask-good-gunicorn.jsonl",
     "generic": ROOT / "captures" / "lab-flask-good-gunicorn.jsonl",  # no stream is generic's own: it reads any
     "bedrock-converse": FORMATS / "bedrock-converse-text.jsonl",  # built from the docs: no real capture
@@ -88,9 +90,10 @@ def test_every_dialect_has_a_capture() -> None:
     assert set(CAPTURES) == set(DIALECTS)
 
 
-NOT_AN_EVENT = {"gemini", "bedrock-converse", "bedrock-invoke"}
-"""The dialects whose provider writes its in-band error as something other than SSE events (Bedrock's is
-an event stream message: tests/dialects/test_bedrock.py reads it back)."""
+NOT_AN_EVENT = {"gemini", "ollama", "bedrock-converse", "bedrock-invoke"}
+"""The dialects whose provider writes its in-band error as something other than SSE events (Ollama's is an
+NDJSON line, read back by its own framer in test_ollama.py; Bedrock's an event stream message, read back
+in test_bedrock.py)."""
 CASES = [(name, n) for name in DIALECTS if name not in NOT_AN_EVENT for n in positions(name)]
 
 
@@ -186,6 +189,8 @@ def test_the_providers_name_their_errors() -> None:
 def _message(name: str, payload: dict[str, Any]) -> str:
     """The human message of a provider's error body."""
     error = payload.get("error")
+    if isinstance(error, str):  # Ollama's and TGI's: the message itself
+        return error
     return str(error["message"] if isinstance(error, dict) else payload["message"])
 
 
