@@ -203,7 +203,7 @@ _SERVER = (  # a Server (or Via) value's word, as a pattern (case-insensitive), 
 
 _BY_HEADER = (  # a header whose presence names a hop (lowercase; a trailing * matches a prefix)
     ("cf-ray", "cloudflare"), ("x-amz-cf-id", "cloudfront"), ("x-amz-cf-pop", "cloudfront"),
-    ("x-amz-apigw-id", "aws-api-gateway"), ("x-amzn-requestid", "aws-api-gateway"),
+    ("x-amz-apigw-id", "aws-api-gateway"),  # (x-amzn-RequestId names none: every AWS API sends it, Bedrock too)
     ("x-vercel-id", "vercel"), ("x-nf-request-id", "netlify"),
     ("fly-request-id", "fly"), ("x-envoy-*", "envoy"), ("x-varnish", "varnish"), ("x-azure-ref", "azure-front-door"),
     ("x-cloud-trace-context", "google-frontend"), ("x-akamai-*", "akamai"),
