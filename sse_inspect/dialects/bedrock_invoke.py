@@ -27,7 +27,6 @@ read: their chunks rebuild no text.
 
 from __future__ import annotations
 
-import base64
 import binascii
 from collections.abc import Sequence
 from typing import Any
@@ -56,8 +55,9 @@ def unwrap(event: Event) -> str | None:
     if not isinstance(encoded, str):
         return None
     try:
-        return base64.b64decode(encoded, validate=True).decode("utf-8")
-    except (binascii.Error, ValueError):  # not base64, or not UTF-8 (UnicodeDecodeError is a ValueError)
+        # binascii, not base64: the base64 module costs every command's start-up (tests/test_startup.py)
+        return binascii.a2b_base64(encoded, strict_mode=True).decode("utf-8")
+    except (binascii.Error, ValueError):  # not base64 (or not ASCII), or not UTF-8 (UnicodeDecodeError is a ValueError)
         return None
 
 
