@@ -154,10 +154,10 @@ def test_the_answer_compared_is_what_text_prints_and_a_difference_is_its_first_l
 @e2e
 def test_json_shape() -> None:
     code, doc = certify_json(OPENAI, EMOJI, *cuts("line", "utf8"), "--", PY, str(CLIENTS / "naive_split.py"))
-    assert set(doc) == {"captures", "command", "cases", "passed", "failed"}
+    assert set(doc) == {"captures", "command", "cases", "passed", "failed", "skipped"}
     assert doc["captures"] == [OPENAI, EMOJI] and doc["command"] == [PY, str(CLIENTS / "naive_split.py")]
-    assert doc["passed"] + doc["failed"] == len(doc["cases"]) == 4
-    assert doc["failed"] == sum(not c["passed"] for c in doc["cases"]) == 1
+    assert doc["passed"] + doc["failed"] + doc["skipped"] == len(doc["cases"]) == 4 and doc["skipped"] == 0
+    assert doc["failed"] == sum(c["passed"] is False for c in doc["cases"]) == 1
     for case in doc["cases"]:
         assert set(case) == {"capture", "case", "kind", "passed", "exit_code", "detail", "seconds"}
         assert case["kind"] == "cut" and isinstance(case["exit_code"], int) and case["seconds"] > 0
