@@ -142,6 +142,7 @@ class ReplayPlan:
                 capture = self.capture
                 parsed = parse_chunks(body(capture, capture.chunks, [], None), framer_for(capture), [])
                 self._dialect, _ = detect(parsed, capture.request.url if capture.request else None)
+            self._dialect = self._dialect.for_request(self.capture.request.body if self.capture.request else None)
         return self._dialect
 
     def error_response(self) -> tuple[int, list[tuple[str, str]], bytes]:

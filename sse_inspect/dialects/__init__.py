@@ -21,17 +21,20 @@ from .._events import Event
 from ._accumulate import DONE
 from ._answer import GLIMPSED, Answer, Choice, Holding, InbandError, Passage, TextNotKept, ToolCall
 from ._base import KEPT, Dialect, EventFlags, Reader
+from .a2a import A2A
 from .anthropic import Anthropic
 from .bedrock_converse import BedrockConverse
 from .bedrock_invoke import BedrockInvoke
 from .cohere import Cohere
 from .gemini import Gemini
 from .generic import Generic
+from .mcp import MCP
 from .ollama import Ollama
 from .openai_chat import OpenAIChat
 from .openai_responses import OpenAIResponses
 from .text import PLAIN_PAYLOADS, Text
 from .tgi import TGI
+from .vercel_ui import VercelUI
 
 __all__ = [
     "DIALECTS",
@@ -56,8 +59,8 @@ __all__ = [
 DIALECTS: dict[str, type[Dialect]] = {
     cls.name: cls
     for cls in (
-        OpenAIChat, OpenAIResponses, Anthropic, Gemini, Cohere, Ollama, TGI, BedrockConverse, BedrockInvoke, Text,
-        Generic,
+        OpenAIChat, OpenAIResponses, Anthropic, Gemini, Cohere, Ollama, TGI, BedrockConverse, BedrockInvoke, VercelUI,
+        MCP, A2A, Text, Generic,
     )  # fmt: skip
 }
 """Every dialect by its command-line name; on equal detection scores the earlier one wins."""

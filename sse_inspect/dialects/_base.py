@@ -303,6 +303,12 @@ class Dialect(ABC):
         unless the provider streams in several framings and writes its error in each (Gemini's array)."""
         return self.fault_error(events_sent)
 
+    def for_request(self, body: str | None) -> Dialect:
+        """This dialect for a replay of the exchange whose request body was `body` (None: not recorded):
+        itself, unless what it writes in a fault answers the request (a JSON-RPC error carries the request's
+        `id`, which its client matches to the call it made)."""
+        return self
+
     def error_body(self, status: int) -> tuple[str, bytes]:
         """The content type and body of this provider's error response for HTTP `status` (a 4xx or a
         5xx), sent instead of the stream. The base writes JSON in the OpenAI-compatible shape, the

@@ -169,7 +169,8 @@ def test_every_dialect_states_its_facts() -> None:
     assert facts == {
         "openai-chat": (True, True), "openai-responses": (False, True), "anthropic": (False, True),
         "gemini": (False, False), "cohere": (False, True), "ollama": (False, True), "tgi": (False, True),
-        "bedrock-converse": (False, False), "bedrock-invoke": (False, True), "text": (True, True),
+        "bedrock-converse": (False, False), "bedrock-invoke": (False, True), "vercel-ui": (True, True),
+        "mcp": (False, True), "a2a": (False, True), "text": (True, True),
         "generic": (True, False),
     }  # fmt: skip
 

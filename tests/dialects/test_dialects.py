@@ -470,7 +470,7 @@ def test_content_beats_url() -> None:
 def test_registry() -> None:
     assert list(DIALECTS) == [
         "openai-chat", "openai-responses", "anthropic", "gemini", "cohere", "ollama", "tgi", "bedrock-converse",
-        "bedrock-invoke", "text", "generic"]  # fmt: skip
+        "bedrock-invoke", "vercel-ui", "mcp", "a2a", "text", "generic"]  # fmt: skip
     for name, cls in DIALECTS.items():
         dialect = get_dialect(name)
         assert isinstance(dialect, cls) and dialect.name == name and dialect.title

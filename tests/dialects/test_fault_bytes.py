@@ -44,6 +44,9 @@ CAPTURES = {
     "generic": ROOT / "captures" / "lab-flask-good-gunicorn.jsonl",  # no stream is generic's own: it reads any
     "bedrock-converse": FORMATS / "bedrock-converse-text.jsonl",  # built from the docs: no real capture
     "bedrock-invoke": FORMATS / "bedrock-invoke-text.jsonl",
+    "vercel-ui": FORMATS / "vercel-ui-tools.jsonl",
+    "mcp": FORMATS / "mcp-tools-call-progress.jsonl",  # the TypeScript SDK's LF (the Python SDK's is CRLF)
+    "a2a": FORMATS / "a2a-stream-artifacts.jsonl",  # a2a-sdk's CRLF
 }
 """A real capture of each dialect, to put the error into."""
 STREAM = (("Content-Type", "text/event-stream"),)
@@ -65,7 +68,7 @@ def first_events(name: str, n: int) -> bytes:
 
 
 def line_end(name: str) -> bytes:
-    """The line end of the capture's events: CRLF for Gemini's, LF for the others'."""
+    """The line end of the capture's events: CRLF for Gemini's and A2A's, LF for the others'."""
     return b"\r\n" if b"\r\n\r\n" in load_capture(CAPTURES[name]).body else b"\n"
 
 

@@ -100,12 +100,11 @@ def test_events_after_done_are_left_out_and_reported() -> None:
         ([{"token": "Hel"}, {"token": "lo"}], "Hello"),
         ([{"model": "llama3", "response": "Hel", "done": False}, {"model": "llama3", "response": "lo", "done": True}],
          "Hello"),
-        ([{"type": "start"}, {"type": "text-delta", "id": "0", "delta": "Hel"}, {"type": "text-delta", "delta": "lo"},
-          {"type": "finish"}], "Hello"),
+        ([{"type": "start"}, {"delta": "Hel"}, {"type": "delta", "delta": "lo"}, {"type": "finish"}], "Hello"),
         (["Hel\n", "lo"], "Hel\nlo"),  # JSON strings: an app that encodes each piece to keep its newlines
         ([{"text": "Hel", "content": None}, {"content": 5, "text": "lo"}], "Hello"),
     ],
-    ids=["content", "token", "ollama-generate", "ai-sdk-ui", "json-strings", "first-string-field"],
+    ids=["content", "token", "ollama-generate", "delta", "json-strings", "first-string-field"],
 )
 def test_json_pieces_read_as_text(payloads: list[object], text: str) -> None:
     """JSON of an app's own shape: the first field that holds a string carries the piece; a client
