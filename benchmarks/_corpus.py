@@ -32,8 +32,8 @@ from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 __all__ = [
-    "MB", "Body", "anthropic_messages", "bedrock_converse", "chunked", "crlf", "gemini_array", "multiline", "ollama_chat",
-    "openai_chat", "stream", "tokens",
+    "MB", "Body", "anthropic_messages", "bedrock_converse", "chunked", "crlf", "gemini_array", "multiline",
+    "ollama_chat", "openai_chat", "stream", "tokens",
 ]  # fmt: skip
 
 MB = 1_000_000

@@ -247,7 +247,8 @@ def framings() -> list[Framing]:
     ndjson = [Reader("sse-inspect", *_ours(NDJSONParser)), Reader("httpx iter_lines", *_httpx_lines()),
               Reader("naive split", *_naive_lines(), library=False)]  # fmt: skip
     array = [Reader("sse-inspect", *_ours(JSONArrayParser, values=True)),
-             Reader("sse-inspect + json.loads", *_ours(JSONArrayParser, decode=True, values=True), peer=False)]  # fmt: skip
+             Reader("sse-inspect + json.loads", *_ours(JSONArrayParser, decode=True, values=True),
+                    peer=False)]  # fmt: skip
     ij = _ijson()
     note = ""
     if ij is None:
