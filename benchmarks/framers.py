@@ -1,8 +1,8 @@
 """sse-inspect's framers of the other framings (NDJSON, the streamed JSON array, the AWS event stream) against
 the readers Python clients use for them, on the same bytes.
 
-    /work/venv/bin/python benchmarks/framers.py                     # full run: 10 MB bodies, about 3 minutes
-    /work/venv/bin/python benchmarks/framers.py --quick             # 1 MB bodies, 3 runs a cell: about 40 s
+    /work/venv/bin/python benchmarks/framers.py                     # full run: 10 MB bodies, 5 runs a cell
+    /work/venv/bin/python benchmarks/framers.py --quick             # 1 MB bodies, 3 runs a cell: about 30 s
     /work/venv/bin/python benchmarks/framers.py --json framers.json # also write every number to a file
 
 (from the repository root; any Python with sse-inspect, httpx and botocore installed; ijson when it is
