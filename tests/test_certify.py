@@ -337,6 +337,63 @@ def test_the_node_reader_fails_loudly_on_every_fault_but_the_benign_ones() -> No
     assert {f: detail[: len(expected[f])] for f, (_, detail) in got.items()} == expected
 
 
+OLLAMA = str(ROOT / "tests" / "data" / "formats" / "ollama-chat-text.jsonl")
+BEDROCK = str(ROOT / "tests" / "data" / "formats" / "bedrock-converse-text.jsonl")
+
+
+@e2e
+@pytest.mark.parametrize(
+    ("client", "capture", "raises"),
+    [
+        ("ollama_chat.py", OLLAMA, {"cut:event=50%": "httpx.RemoteProtocolError", "cut:event=50%,reset": "httpx.ReadError",
+                                    "cut:byte=50%": "httpx.RemoteProtocolError",
+                                    "error:after-event=50%": "ollama._types.ResponseError",
+                                    # the blank line: the library's json.loads of every line crashes on it
+                                    "keepalive:every=50ms": "json.decoder.JSONDecodeError",
+                                    "status:429,retry-after=1": "ollama._types.ResponseError",
+                                    "status:500": "ollama._types.ResponseError"}),
+        # botocore lets urllib3's ProtocolError out at a cut, not an exception of its own
+        ("bedrock_converse.py", BEDROCK, {"cut:event=50%": "urllib3.exceptions.ProtocolError",
+                                          "cut:event=50%,reset": "urllib3.exceptions.ProtocolError",
+                                          "cut:byte=50%": "urllib3.exceptions.ProtocolError",
+                                          "error:after-event=50%": "botocore.exceptions.EventStreamError",
+                                          "status:429,retry-after=1": "botocore.exceptions.ClientError",
+                                          "status:500": "botocore.exceptions.ClientError"}),
+    ],
+    ids=["ollama", "botocore"],
+)  # fmt: skip
+def test_the_ollama_library_and_botocore_under_every_fault(client: str, capture: str, raises: dict[str, str]) -> None:
+    """Beyond SSE: the ollama library on an NDJSON replay and botocore on an AWS event stream replay, the whole
+    fault matrix. Each raises where `raises` says (its last stderr line names the exception); neither notices
+    a missing end marker (the answer is whole) nor a stall. An AWS event stream has no keep-alive: that case
+    does not apply (SKIP), and the run still exits 0."""
+    code, got = fault_verdicts(capture, "--", PY, str(CLIENTS / client))
+    assert list(got) == list(FAULT_MATRIX) and code == 0
+    for fault, (passed, detail) in got.items():
+        if fault in raises:
+            assert passed and detail.startswith(f"exit 1: {raises[fault]}"), (fault, detail)
+        elif fault.startswith("keepalive:"):  # only botocore's capture gets here
+            assert passed is None and "does not apply" in detail and "no keep-alive" in detail, detail
+        else:
+            assert fault in ("no-end-marker", *BENIGN) and (passed, detail) == (True, "answer whole"), (fault, detail)
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["table", "json"])
+def test_a_fault_a_capture_cannot_have_is_skipped_not_failed(as_json: bool) -> None:
+    """`keepalive:` on an AWS event stream: the case says why it does not apply, the command never runs
+    (here it would fail: `false`), and the run exits 0."""
+    code, out, _ = certify(*(["--json"] if as_json else []), BEDROCK, "--no-cuts", "--fault", "keepalive:every=1s",
+                           "--", "false")  # fmt: skip
+    assert code == 0, out
+    if as_json:
+        doc = json.loads(out)
+        assert (doc["passed"], doc["failed"], doc["skipped"]) == (0, 0, 1)
+        [case] = doc["cases"]
+        assert case["passed"] is None and case["exit_code"] is None and case["detail"].startswith("does not apply: ")
+    else:
+        assert "SKIP" in out and "0 of 0 cases passed (1 did not apply)" in out
+
+
 @e2e
 def test_the_json_every_line_client_reports_success_on_an_error_status() -> None:
     """It never looks at the status: a 429 or 500's JSON body has no `data:` lines, so it prints an empty

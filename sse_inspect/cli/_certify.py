@@ -36,6 +36,7 @@ from urllib.parse import urlsplit
 import click
 
 from .._analysis import analyze
+from .._errors import FaultSpecError
 from .._capture import Capture
 from .._faults import FAULT_MATRIX, FaultSet
 from .._loading import load_capture
@@ -93,7 +94,8 @@ class Case:
 @dataclass(frozen=True)
 class Result:
     case: Case
-    passed: bool
+    passed: bool | None
+    """None: the case does not apply to the capture (a fault its framing cannot have); the command did not run."""
     exit_code: int | None
     """None: timed out (or stopped by Ctrl-C)."""
     detail: str
@@ -144,7 +146,8 @@ def certify(captures: tuple[str, ...], cuts: tuple[str, ...], faults: tuple[str,
     A cut passes when the command exits 0 and prints what `sse-inspect text CAPTURE` prints.
     A fault passes unless the command exits 0 with a partial answer: exiting non-zero,
     printing the --incomplete-marker as its last line, or printing the whole answer pass.
-    Exit codes: 0 every case passed, 1 some failed, 2 bad input, 130 interrupted.
+    A fault the capture cannot have (a keep-alive in an AWS event stream) is skipped, not run.
+    Exit codes: 0 every case passed (or did not apply), 1 some failed, 2 bad input, 130 interrupted.
     """
     command = list(click.get_current_context().meta["client"])
     if not command:
@@ -152,13 +155,15 @@ def certify(captures: tuple[str, ...], cuts: tuple[str, ...], faults: tuple[str,
     _check_command(command[0])
     cases = _cases([_target(c) for c in captures], _specs(cuts, faults, no_cuts=no_cuts, no_faults=no_faults))
     results = _Runner(command, timeout=timeout, marker=incomplete_marker, jobs=jobs or os.cpu_count() or 1).run(cases)
-    failed = sum(not r.passed for r in results)
+    failed = sum(r.passed is False for r in results)
+    skipped = sum(r.passed is None for r in results)
     if as_json:
         from ._json import write_doc
 
         write_doc(sys.stdout, {"captures": list(captures), "command": command,
                                "cases": [_case_json(r) for r in results],
-                               "passed": len(results) - failed, "failed": failed})  # fmt: skip
+                               "passed": len(results) - failed - skipped, "failed": failed,
+                               "skipped": skipped})  # fmt: skip
     else:
         _print_table(results)
     sys.exit(1 if failed else 0)
@@ -262,7 +267,10 @@ class _Runner:
 
     def _case(self, loop: _Loop, case: Case) -> Result:
         target = case.target
-        server = (cut_server if case.kind == "cut" else fault_server)(target.capture, case.spec)
+        try:
+            server = (cut_server if case.kind == "cut" else fault_server)(target.capture, case.spec)
+        except FaultSpecError as e:  # a fault this capture cannot have (a keep-alive in an AWS event stream)
+            return Result(case, None, None, f"does not apply: {e.message}", 0.0)
         loop.run(server.start())
         try:
             url = server.url + target.path
@@ -401,7 +409,7 @@ class _Progress:
             self.bar.advance(self.task)
             return
         case = result.case
-        verdict = "PASS" if result.passed else "FAIL"
+        verdict = {True: "PASS", False: "FAIL", None: "SKIP"}[result.passed]
         sys.stderr.write(f"[{self.count}/{self.total}] {verdict} {case.target.name} {case.spec}\n")
         sys.stderr.flush()
 
@@ -440,10 +448,11 @@ def _print_table(results: list[Result]) -> None:
     current = table(header=True)
     shown = None
     for r in results:
-        verdict = Text("PASS", style="green") if r.passed else Text("FAIL", style="bold red")
+        verdict = {True: Text("PASS", style="green"), False: Text("FAIL", style="bold red"),
+                   None: Text("SKIP", style="yellow")}[r.passed]
         name = _render.safe(os.path.basename(r.case.target.name), newlines=False, style="bold")
         detail = _render.safe(r.detail, newlines=False)
-        if r.passed:  # why a case passed is one line (cut short); why one failed is all there
+        if r.passed is not False:  # why a case passed is one line (cut short); why one failed is all there
             detail.no_wrap, detail.overflow = True, "ellipsis"
         cells: list[Text | str] = [_render.safe(r.case.spec, newlines=False), r.case.kind, verdict, detail]
         first = r.case.target is not shown
@@ -457,6 +466,8 @@ def _print_table(results: list[Result]) -> None:
             console.print(name)
         current.add_row("", *cells)
     console.print(current)
-    passed = sum(r.passed for r in results)
-    console.print(Text(f"{passed} of {len(results)} cases passed", style="bold green" if passed == len(results)
-                       else "bold red"))  # fmt: skip
+    passed = sum(r.passed is True for r in results)
+    skipped = sum(r.passed is None for r in results)
+    ran = len(results) - skipped
+    said = f"{passed} of {ran} cases passed" + (f" ({skipped} did not apply)" if skipped else "")
+    console.print(Text(said, style="bold green" if passed == ran else "bold red"))

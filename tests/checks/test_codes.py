@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -388,6 +390,21 @@ def test_codes_are_the_documented_ones() -> None:
         "frame-error", "ndjson-blank-line", "ndjson-line-break", "array-syntax",
     ]
     # fmt: on
+
+
+def test_the_readme_documents_every_code_with_its_severity() -> None:
+    """The README's table of codes (Diagnosis) has a row for each code, with its registered severity: a new
+    code cannot land undocumented. (Rows may name two codes, `a` / `b`, or list several.)"""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    documented: dict[str, str] = {}
+    for line in readme.splitlines():
+        cells = [cell.strip() for cell in line.split("|")[1:-1]]
+        if len(cells) == 3 and cells[1] in {"info", "warning", "error", "info / warning"}:
+            for code in re.findall(r"`([a-z0-9-]+)`", cells[0]):
+                documented[code] = cells[1]
+    for code, spec in CODES.items():
+        assert code in documented, f"README.md: no row for {code}"
+        assert spec.severity.name.lower() in documented[code], (code, documented[code])
 
 
 @pytest.mark.parametrize("table", [TRIGGERS, NEAR_MISSES], ids=["triggers", "near-misses"])
