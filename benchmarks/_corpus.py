@@ -13,6 +13,12 @@ size asked for; the CRLF bodies are the LF bodies with every LF made CRLF, so a 
     crlf(body)                 the same body with CRLF line ends
     chunked(body, n)           the body cut every n bytes (n=0: one chunk)
 
+and for benchmarks/framers.py, bodies of the other framings (their events: what sse-inspect's framers give):
+
+    ollama_chat(size)          Ollama /api/chat NDJSON: a JSON line per token, then the `done` line
+    gemini_array(size)         Gemini's streamed JSON array (no alt=sse): indented objects, `\\n,\\r\\n` between
+    bedrock_converse(size)     a Bedrock ConverseStream AWS event stream: a binary message per token
+
 Each returns a `Body`: the bytes and the events a spec-exact client dispatches from them, as
 (type, data, last event id) triples, known by construction rather than by parsing.
 """
@@ -25,7 +31,10 @@ import random
 from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
-__all__ = ["MB", "Body", "anthropic_messages", "chunked", "crlf", "multiline", "openai_chat", "stream", "tokens"]
+__all__ = [
+    "MB", "Body", "anthropic_messages", "bedrock_converse", "chunked", "crlf", "gemini_array", "multiline",
+    "ollama_chat", "openai_chat", "stream", "tokens",
+]  # fmt: skip
 
 MB = 1_000_000
 
@@ -214,3 +223,78 @@ def chunked(body: bytes, n: int) -> list[bytes]:
     if n <= 0 or n >= len(body):
         return [body]
     return [body[i : i + n] for i in range(0, len(body), n)]
+
+
+# ---------------------------------------------------------------------------------------------
+# The other framings (benchmarks/framers.py): NDJSON, the streamed JSON array, the AWS event stream.
+# Each returns a `Body` whose events are the items sse-inspect's framers give: ("message", the line or
+# element text, "") for NDJSON and the array, (":event-type", the payload as text, "") for the event stream.
+
+
+def ollama_chat(size: int, seed: int = 3) -> Body:
+    """An Ollama `/api/chat` NDJSON stream (`application/x-ndjson`) of `size` bytes or a little less: a line
+    per token, then the `done` line with its metrics, as Ollama's Go encoder writes them (LF, no spaces)."""
+
+    def line(payload: dict) -> Item:
+        text = json.dumps(payload, separators=(",", ":"), ensure_ascii=False)
+        return (text + "\n").encode(), ("message", text, "")
+
+    def at(i: int) -> str:
+        return f"2025-06-01T12:00:{i // 1000 % 60:02d}.{i % 1000:03d}4817Z"
+
+    lines = (line({"model": "llama3.2", "created_at": at(i), "message": {"role": "assistant", "content": t},
+                   "done": False}) for i, t in enumerate(tokens(seed)))  # fmt: skip
+    done = line({"model": "llama3.2", "created_at": at(0), "message": {"role": "assistant", "content": ""},
+                 "done_reason": "stop", "done": True, "total_duration": 4883583458, "load_duration": 1334875,
+                 "prompt_eval_count": 26, "prompt_eval_duration": 342546000, "eval_count": 282,
+                 "eval_duration": 4535599000})  # fmt: skip
+    return _fill(size, [], lines, [done])
+
+
+def gemini_array(size: int, seed: int = 4) -> Body:
+    """A Gemini `:streamGenerateContent` body without `alt=sse` of `size` bytes or a little less: one JSON
+    array, each response object indented by two spaces, `\\n,\\r\\n` between them, as Gemini writes it."""
+    rng = random.Random(seed)
+
+    def response(text: str, last: bool = False) -> dict:
+        candidate: dict = {"content": {"parts": [{"text": text}], "role": "model"}, "index": 0}
+        if last:
+            candidate["finishReason"] = "STOP"
+        return {"candidates": [candidate], "usageMetadata": {"promptTokenCount": 9, "totalTokenCount": 9},
+                "modelVersion": "gemini-2.0-flash"}  # fmt: skip
+
+    def element(value: dict, first: bool) -> Item:
+        text = json.dumps(value, indent=2, ensure_ascii=False)
+        return (("[" if first else "\n,\r\n") + text).encode(), ("message", text, "")
+
+    def texts() -> Iterator[str]:  # a few tokens a response, as Gemini groups them
+        words = tokens(seed)
+        while True:
+            yield "".join(next(words) for _ in range(rng.randint(1, 6)))
+
+    first = element(response("Sure"), True)
+    rest = (element(response(t), False) for t in texts())
+    last_bytes, last = element(response("", last=True), False)
+    return _fill(size - 2, [first], rest, [(last_bytes + b"\n]", last)])
+
+
+def bedrock_converse(size: int, seed: int = 5) -> Body:
+    """A Bedrock `ConverseStream` body (`application/vnd.amazon.eventstream`) of `size` bytes or a little less:
+    `messageStart`, a `contentBlockDelta` per token, `contentBlockStop`, `messageStop`, `metadata`, each message
+    with Bedrock's three headers and its `"p"` padding (see tests/data/formats/build_bedrock.py)."""
+    from sse_inspect._eventstream import encode_message  # (the repository root on sys.path, as for the scripts)
+
+    rng = random.Random(seed)
+    alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+    def event(name: str, payload: dict) -> Item:
+        body = json.dumps({**payload, "p": alphabet[: rng.randint(1, len(alphabet))]}, separators=(",", ":"))
+        headers = {":event-type": name, ":content-type": "application/json", ":message-type": "event"}
+        return encode_message(headers, body.encode()), (name, body, "")
+
+    head = [event("messageStart", {"role": "assistant"})]
+    deltas = (event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": t}}) for t in tokens(seed))
+    tail = [event("contentBlockStop", {"contentBlockIndex": 0}), event("messageStop", {"stopReason": "end_turn"}),
+            event("metadata", {"usage": {"inputTokens": 12, "outputTokens": 1000, "totalTokens": 1012},
+                               "metrics": {"latencyMs": 612}})]  # fmt: skip
+    return _fill(size, head, deltas, tail)

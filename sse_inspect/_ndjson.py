@@ -48,16 +48,21 @@ Notices (`Notice.kind`) beside those of the event-stream parser ("bom", "invalid
 
 from __future__ import annotations
 
+import os
 import re
 import struct
 import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ._events import Event, Notice
 from ._eventstream import HEADERS_LIMIT, MESSAGE_LIMIT, SMALLEST
 from ._limits import SSE_LINE_LIMIT
 from ._linebuffer import Item
+
+if TYPE_CHECKING:
+    from ._ndjson_accel import Accelerator
 
 __all__ = [
     "FRAMINGS", "JSONArrayParser", "JSONArrayStats", "NDJSONParser", "NDJSONStats", "framing_by_type", "sniff_framing",
@@ -236,10 +241,21 @@ class NDJSONParser(_Framer):
       and no more than the limit and a chunk of it is held while it goes on.
 
     The stream's last line without its LF is an item at `close` (with an "unterminated-line" notice).
+
+    `accelerate`: True takes slices of plain lines (`{...}` or `[...]` then LF, nothing else to say) through
+    the accelerator (`_ndjson_accel.py`), which gives the items these rules give, at any cut; False reads every
+    line here; None (the default) is True unless `SSE_INSPECT_NO_ACCEL=1` is in the environment.
     """
 
-    def __init__(self, limit: int = _Framer.LINE_LIMIT) -> None:
+    def __init__(self, limit: int = _Framer.LINE_LIMIT, accelerate: bool | Accelerator | None = None) -> None:
         super().__init__(limit)
+        if accelerate is None:  # on, unless SSE_INSPECT_NO_ACCEL=1 says otherwise
+            accelerate = os.environ.get("SSE_INSPECT_NO_ACCEL", "") in ("", "0")
+        if accelerate is True:
+            from ._ndjson_accel import Accelerator  # (loaded by the first NDJSON stream read, not at start-up)
+
+            accelerate = Accelerator()
+        self._accel = accelerate or None
         self._pending = bytearray()  # the unfinished line's bytes so far (a bytearray grows in amortized linear time)
         self._line_start = 0  # stream offset of the unfinished line
         self._line_t: float | None = None  # arrival time of its first byte
@@ -256,8 +272,15 @@ class NDJSONParser(_Framer):
     def _scan(self, data: bytes, base: int, out: list[Item]) -> None:
         pos, n = 0, len(data)
         pending = self._pending
+        accel = self._accel  # (a chunk of a few lines costs it more than it saves: the rules read it)
+        again = 0 if accel is not None and n > accel.small else n  # where the accelerator may take lines (n: nowhere)
         while pos < n:
             if not pending and not self._dropping:  # a line starts here: its first byte came with this chunk
+                if pos >= again:  # the accelerator takes the plain lines from here, and leaves the rest to the rules
+                    assert accel is not None
+                    pos, again = accel.take(self, data, pos, base, out)
+                    if pos >= n:
+                        return
                 self._line_start = base + pos
                 self._line_t = self._t
             lf = data.find(10, pos)

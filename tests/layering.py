@@ -30,7 +30,8 @@ DOC = ROOT / "docs" / "architecture.md"
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("base", ("_version", "_errors", "_limits", "_events", "_fastjson", "_format", "_redact", "_linebuffer",
               "_release")),
-    ("values and parsing", ("_capture", "_decoding", "_parser_accel", "_parser", "_eventstream", "_ndjson", "_framing")),
+    ("values and parsing", ("_capture", "_decoding", "_parser_accel", "_parser", "_eventstream", "_ndjson_accel",
+                            "_ndjson", "_framing")),
     ("stream tools", ("_rechunk", "_faults", "dialects", "dialects.*")),
     ("secrets", ("_secrets",)),
     ("other formats and recording", ("interop", "interop.*", "recorder")),
