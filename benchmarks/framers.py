@@ -63,7 +63,6 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,6 +70,7 @@ sys.path.insert(0, str(ROOT))  # sse_inspect from this checkout, for the corpus'
 
 import _corpus as corpus  # noqa: E402
 from _corpus import MB, Body  # noqa: E402
+from _timing import RunTimeout, _alarm, fmt_mbs, fmt_ratio, table, timed  # noqa: E402
 
 Got = tuple[str, Any]  # what a reader's item is compared by: (type, payload)
 
@@ -285,27 +285,6 @@ def chunk_label(n: int) -> str:
     return f"{n // 1024} KiB" if n >= 1024 and n % 1024 == 0 else f"{n} B"
 
 
-class RunTimeout(Exception):
-    pass
-
-
-def _alarm(signum: int, frame: FrameType | None) -> None:
-    raise RunTimeout
-
-
-def timed(fn: Callable[[list[bytes]], int], chunks: list[bytes], limit: float) -> tuple[float, int]:
-    """One run, gc collected before, stopped by an alarm after `limit` seconds."""
-    gc.collect()
-    signal.setitimer(signal.ITIMER_REAL, limit)
-    try:
-        t0 = time.perf_counter()
-        n = fn(chunks)
-        dt = time.perf_counter() - t0
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-    return dt, n
-
-
 @dataclass
 class Cell:
     framing: str
@@ -384,24 +363,11 @@ def fmt_rate(x: float) -> str:
     return f"{x / 1e6:.2f}M" if x >= 1e6 else f"{x / 1e3:.0f}k" if x >= 1e3 else f"{x:.0f}"
 
 
-def fmt_mbs(x: float) -> str:
-    return f"{x:.0f}" if x >= 100 else f"{x:.1f}" if x >= 1 else f"{x:.2f}"
-
-
 def cell_text(c: Cell) -> str:
     if c.status == "skipped" or c.mb_s is None:
         return c.note
     text = f"{fmt_mbs(c.mb_s)} · {fmt_rate(c.items_s or 0)}/s"
     return f"{c.note} ({text})" if c.status == "wrong" else text
-
-
-def table(header: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
-
-    def line(cells: list[str]) -> str:
-        return "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths)) + " |"
-
-    return "\n".join([line(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|", *map(line, rows)])
 
 
 def ratio_of(cells: dict[str, Cell], readers: list[Reader], libraries_only: bool = False) -> tuple[float, str] | None:
@@ -413,10 +379,6 @@ def ratio_of(cells: dict[str, Cell], readers: list[Reader], libraries_only: bool
         return None
     best = max(peers, key=lambda c: c.mb_s or 0.0)
     return subject.mb_s / (best.mb_s or 1.0), best.reader
-
-
-def fmt_ratio(r: tuple[float, str] | None) -> str:
-    return "n/a" if r is None else f"×{r[0]:.2f} ({r[1]})"
 
 
 def machine() -> dict[str, Any]:

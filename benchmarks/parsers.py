@@ -76,11 +76,11 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from types import FrameType
 from typing import Any, ClassVar
 
 import _corpus as corpus
 from _corpus import MB, Body
+from _timing import RunTimeout, _alarm, fmt_mbs, fmt_ratio, table, timed
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -309,27 +309,6 @@ def chunk_label(n: int) -> str:
 
 # ---------------------------------------------------------------------------------------------
 # Timing.
-
-
-class RunTimeout(Exception):
-    pass
-
-
-def _alarm(signum: int, frame: FrameType | None) -> None:
-    raise RunTimeout
-
-
-def timed(fn: Callable[[list[bytes]], int], chunks: list[bytes], limit: float) -> tuple[float, int]:
-    """One run, gc collected before, stopped by an alarm after `limit` seconds."""
-    gc.collect()
-    signal.setitimer(signal.ITIMER_REAL, limit)
-    try:
-        t0 = time.perf_counter()
-        n = fn(chunks)
-        dt = time.perf_counter() - t0
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-    return dt, n
 
 
 def _boundary(data: bytes, size: int) -> int:
@@ -608,19 +587,6 @@ def fmt_rate(x: float) -> str:
     return f"{x:.0f}"
 
 
-def fmt_mbs(x: float) -> str:
-    return f"{x:.0f}" if x >= 100 else f"{x:.1f}" if x >= 1 else f"{x:.2f}"
-
-
-def table(header: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
-
-    def line(cells: list[str]) -> str:
-        return "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths)) + " |"
-
-    return "\n".join([line(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|", *map(line, rows)])
-
-
 def ratio_of(cells: dict[str, Cell], parsers: list[Parser], libraries_only: bool = False) -> tuple[float, str] | None:
     subject = cells[SUBJECT]
     peers = [cells[p.name] for p in parsers if p.name != SUBJECT and (p.library or not libraries_only)]
@@ -629,10 +595,6 @@ def ratio_of(cells: dict[str, Cell], parsers: list[Parser], libraries_only: bool
         return None
     best = max(peers, key=lambda c: c.mb_s or 0.0)
     return subject.mb_s / (best.mb_s or 1.0), best.parser
-
-
-def fmt_ratio(r: tuple[float, str] | None) -> str:
-    return "n/a" if r is None else f"×{r[0]:.2f} ({r[1]})"
 
 
 def cell_text(c: Cell) -> str:
