@@ -16,6 +16,9 @@ Recording each through a real mitmdump is `tests/test_formats_recording.py`'s.
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +52,27 @@ def summary(answer: Answer) -> dict[str, Any]:
         "complete": answer.complete,
         "errors": [error.message for error in answer.errors],
     }
+
+
+def test_every_fixture_is_what_its_build_script_writes(tmp_path: Path) -> None:
+    """Each `build_*.py`, run as a script in a copy of the tree (the package linked in), writes its fixtures
+    again, byte for byte: no file here is edited by hand, each comes from exactly one script, and the
+    scripts are deterministic."""
+    copy = tmp_path / "tests" / "data" / "formats"
+    copy.mkdir(parents=True)
+    (tmp_path / "sse_inspect").symlink_to(FORMATS.parents[2] / "sse_inspect")
+    written: dict[str, str] = {}
+    for script in sorted(FORMATS.glob("build_*.py")):
+        before = {p.name for p in copy.iterdir()}
+        shutil.copy(script, copy / script.name)
+        subprocess.run([sys.executable, str(copy / script.name)], check=True, cwd=tmp_path, timeout=120)
+        for name in sorted({p.name for p in copy.iterdir()} - before - {script.name}):
+            assert name not in written, f"{name}: written by {written[name]} and {script.name}"
+            written[name] = script.name
+            assert (copy / name).read_bytes() == (FORMATS / name).read_bytes(), f"{name} differs from what {script.name} writes"
+    fixtures = {p.name for p in FORMATS.iterdir() if p.is_file() and not p.name.startswith("build_")}
+    assert fixtures - set(written) == set(), "fixtures no script writes"
+    assert set(written) - fixtures == set(), "files a script writes that are not in the repository"
 
 
 def test_there_are_fixtures_of_every_framing() -> None:

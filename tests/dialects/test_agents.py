@@ -10,7 +10,6 @@ JSON-RPC error answers the recorded request's id.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -97,18 +96,6 @@ def test_each_fixture_rebuilds_as_its_sidecar_says(path: Path) -> None:
     assert answer.invalid_payloads == 0 and answer.end_markers == 1
 
 
-def test_the_fixtures_are_what_their_script_builds(tmp_path: Path) -> None:
-    spec = importlib.util.spec_from_file_location("build_agents", FORMATS / "build_agents.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    module.HERE = tmp_path
-    for case in module.CASES:
-        case()
-    built = sorted(p.name for p in tmp_path.iterdir())
-    assert built == sorted(p.name for n in NAMES for p in FORMATS.glob(f"{n}-*"))
-    for name in built:
-        assert (tmp_path / name).read_bytes() == (FORMATS / name).read_bytes(), name
 
 
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.stem)

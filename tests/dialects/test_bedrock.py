@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import base64
 import json
-import subprocess
-import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -90,18 +88,6 @@ def test_there_are_fixtures_of_each_case() -> None:
     assert "bedrock-converse-reasoning" in names
 
 
-def test_the_fixtures_rebuild_from_their_script(tmp_path: Path) -> None:
-    """build_bedrock.py is deterministic and the files are what it writes."""
-    copy = tmp_path / "tests" / "data" / "formats"
-    copy.mkdir(parents=True)
-    script = copy / "build_bedrock.py"
-    script.write_text((FORMATS / "build_bedrock.py").read_text(encoding="utf-8"), encoding="utf-8")
-    (tmp_path / "sse_inspect").symlink_to(ROOT / "sse_inspect")
-    subprocess.run([sys.executable, str(script)], check=True, cwd=tmp_path, timeout=60)
-    built = sorted(p.name for p in copy.iterdir() if p.name.startswith("bedrock-"))
-    assert built == sorted(p.name for p in FORMATS.iterdir() if p.name.startswith("bedrock-"))
-    for name in built:
-        assert (copy / name).read_bytes() == (FORMATS / name).read_bytes(), name
 
 
 @pytest.mark.parametrize("path", BEDROCK, ids=lambda p: p.name)
