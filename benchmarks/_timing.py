@@ -1,12 +1,17 @@
-"""What the side-by-side benchmarks (`parsers.py`, `framers.py`) share: one timed run under an alarm, and
-the numbers and tables they print."""
+"""What the benchmarks share: one timed run under an alarm (`parsers.py`, `framers.py`), the numbers and
+tables they print, and the machine they ran on (`end_to_end.py` too)."""
 
 from __future__ import annotations
 
 import gc
 import signal
+import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from importlib import metadata
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
 from types import FrameType
 
 
@@ -46,3 +51,42 @@ def table(header: list[str], rows: list[list[str]]) -> str:
 
 def fmt_ratio(r: tuple[float, str] | None) -> str:
     return "n/a" if r is None else f"×{r[0]:.2f} ({r[1]})"
+
+
+def cpu_model() -> str:
+    """The CPU's model name (Linux's /proc/cpuinfo), or "unknown"."""
+    try:
+        return next(line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                    if line.startswith("model name"))  # fmt: skip
+    except (OSError, StopIteration):
+        return "unknown"
+
+
+def versions(dists: Iterable[str]) -> dict[str, str]:
+    """Each distribution's installed version, or "not installed"."""
+    found = {}
+    for dist in dists:
+        try:
+            found[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            found[dist] = "not installed"
+    return found
+
+
+def git(*args: str) -> str:
+    """A git command's output in this checkout ("" when git fails or is missing)."""
+    try:
+        done = subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return done.stdout.strip()
+
+
+def commit_of(files: list[str], what: str) -> str:
+    """HEAD, and the commit that last changed `files` (the code measured), as "abc1234 (parser files last
+    changed in def5678)", saying so when they have uncommitted changes."""
+    head, last = git("rev-parse", "--short", "HEAD"), git("log", "-1", "--format=%h", "--", *files)
+    if not head:
+        return "unknown"
+    dirty = git("status", "--porcelain", "--", *files)
+    return f"{head} ({what} files last changed in {last}{'; uncommitted changes in them' if dirty else ''})"

@@ -71,12 +71,12 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import _corpus as corpus
 from _corpus import MB
+from _timing import cpu_model, git, table, versions
 
 ROOT = Path(__file__).resolve().parent.parent
 SSE_INSPECT = str(Path(sys.executable).with_name("sse-inspect"))
@@ -447,27 +447,6 @@ def folder_check(captures: list[CaptureFile], n: int, runs: int, deadline: float
 
 
 def machine() -> dict[str, Any]:
-    cpu = "unknown"
-    try:
-        cpu = next(x.split(":", 1)[1].strip() for x in Path("/proc/cpuinfo").read_text().splitlines()
-                   if x.startswith("model name"))  # fmt: skip
-    except (OSError, StopIteration):
-        pass
-    versions = {}
-    for dist in ("sse-inspect", "openai", "msgspec", "orjson", "rich", "click"):
-        try:
-            versions[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            versions[dist] = "not installed"
-
-    def git(*args: str) -> str:
-        try:
-            done = subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, timeout=10,
-                                  check=False)  # fmt: skip
-        except (OSError, subprocess.SubprocessError):
-            return ""
-        return done.stdout.strip()
-
     spec = importlib.util.find_spec("sse_inspect")  # where the children import it from (PYTHONPATH included)
     package = Path(spec.origin).parent if spec and spec.origin else None
     source = f"{package} (not this checkout)"
@@ -476,23 +455,14 @@ def machine() -> dict[str, Any]:
         head = git("rev-parse", "--short", "HEAD")
         source = f"{head} + uncommitted changes in sse_inspect/" if head and dirty else head or f"{package} (no git)"
     return {
-        "cpu": cpu,
+        "cpu": cpu_model(),
         "cores": os.cpu_count(),
         "python": f"{platform.python_implementation()} {platform.python_version()}",
         "platform": platform.platform(),
-        "packages": versions,
+        "packages": versions(("sse-inspect", "openai", "msgspec", "orjson", "rich", "click")),
         "sse_inspect": source,
         "loadavg_start": os.getloadavg(),
     }
-
-
-def table(header: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
-
-    def line(cells: list[str]) -> str:
-        return "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths)) + " |"
-
-    return "\n".join([line(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|", *map(line, rows)])
 
 
 def time_cell(cell: Cell) -> str:

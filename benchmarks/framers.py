@@ -56,12 +56,10 @@ import os
 import platform
 import signal
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +68,7 @@ sys.path.insert(0, str(ROOT))  # sse_inspect from this checkout, for the corpus'
 
 import _corpus as corpus  # noqa: E402
 from _corpus import MB, Body  # noqa: E402
-from _timing import RunTimeout, _alarm, fmt_mbs, fmt_ratio, table, timed  # noqa: E402
+from _timing import RunTimeout, _alarm, commit_of, cpu_model, fmt_mbs, fmt_ratio, table, timed, versions  # noqa: E402
 
 Got = tuple[str, Any]  # what a reader's item is compared by: (type, payload)
 
@@ -382,46 +380,23 @@ def ratio_of(cells: dict[str, Cell], readers: list[Reader], libraries_only: bool
 
 
 def machine() -> dict[str, Any]:
-    cpu = "unknown"
-    try:
-        cpu = next(line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                   if line.startswith("model name"))  # fmt: skip
-    except (OSError, StopIteration):
-        pass
-    versions = {}
-    for dist in ("sse-inspect", "httpx", "ijson", "botocore"):
-        try:
-            versions[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            versions[dist] = "not installed"
+    packages = versions(("sse-inspect", "httpx", "ijson", "botocore"))
     try:
         import ijson
 
-        versions["ijson"] = f"{getattr(ijson, '__version__', versions['ijson'])} ({ijson.backend} backend)"
+        packages["ijson"] = f"{getattr(ijson, '__version__', packages['ijson'])} ({ijson.backend} backend)"
     except ImportError:
         pass
     files = ["sse_inspect/_ndjson.py", "sse_inspect/_ndjson_accel.py", "sse_inspect/_eventstream.py"]
-
-    def run_git(*args: str) -> str:
-        done = subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, timeout=10, check=False)
-        return done.stdout.strip()
-
-    git = "unknown"
-    try:
-        head, last = run_git("rev-parse", "--short", "HEAD"), run_git("log", "-1", "--format=%h", "--", *files)
-        dirty = run_git("status", "--porcelain", "--", *files)
-        git = f"{head} (framer files last changed in {last}{'; uncommitted changes in them' if dirty else ''})"
-    except (OSError, subprocess.SubprocessError):
-        pass
     return {
-        "cpu": cpu,
+        "cpu": cpu_model(),
         "cores": os.cpu_count(),
         "python": f"{platform.python_implementation()} {platform.python_version()}",
         "platform": platform.platform(),
-        "packages": versions,
+        "packages": packages,
         "accelerators": "off (SSE_INSPECT_NO_ACCEL)" if os.environ.get("SSE_INSPECT_NO_ACCEL", "") not in ("", "0")
         else "on",
-        "sse_inspect_commit": git,
+        "sse_inspect_commit": commit_of(files, "framer"),
         "loadavg_start": os.getloadavg(),
     }  # fmt: skip
 

@@ -69,18 +69,16 @@ import os
 import platform
 import signal
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import Any, ClassVar
 
 import _corpus as corpus
 from _corpus import MB, Body
-from _timing import RunTimeout, _alarm, fmt_mbs, fmt_ratio, table, timed
+from _timing import RunTimeout, _alarm, commit_of, cpu_model, fmt_mbs, fmt_ratio, table, timed, versions
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -605,43 +603,16 @@ def cell_text(c: Cell) -> str:
 
 
 def machine() -> dict[str, Any]:
-    cpu = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    versions = {}
-    for dist in ("sse-inspect", "httpx-sse", "httpx", "openai", "sseclient-py"):
-        try:
-            versions[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            versions[dist] = "not installed"
-    git = "unknown"
     parser_files = ["sse_inspect/_parser.py", "sse_inspect/_linebuffer.py", "sse_inspect/_parser_accel.py",
                     "sse_inspect/_events.py"]
-
-    def run_git(*args: str) -> str:
-        done = subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, timeout=10, check=False)
-        return done.stdout.strip()
-
-    try:
-        head = run_git("rev-parse", "--short", "HEAD")
-        last = run_git("log", "-1", "--format=%h", "--", *parser_files)
-        dirty = run_git("status", "--porcelain", "--", *parser_files)
-        git = f"{head} (parser files last changed in {last}{'; uncommitted changes in them' if dirty else ''})"
-    except (OSError, subprocess.SubprocessError):
-        pass
     return {
-        "cpu": cpu,
+        "cpu": cpu_model(),
         "cores": os.cpu_count(),
         "cores_usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
         "python": f"{platform.python_implementation()} {platform.python_version()}",
         "platform": platform.platform(),
-        "packages": versions,
-        "sse_inspect_commit": git,
+        "packages": versions(("sse-inspect", "httpx-sse", "httpx", "openai", "sseclient-py")),
+        "sse_inspect_commit": commit_of(parser_files, "parser"),
         "loadavg_start": os.getloadavg(),
     }
 
