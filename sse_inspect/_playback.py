@@ -28,7 +28,7 @@ from ._framing import UNTERMINATED
 from ._rechunk import RechunkSpec
 from .dialects import Answer, EventFlags
 
-__all__ = ["Pacing", "Playback", "PlaybackStep"]
+__all__ = ["Pacing", "Playback", "PlaybackStep", "TextFollower"]
 
 Item = Event | Comment | Notice
 
@@ -42,6 +42,10 @@ class _Choice(Protocol):
 
     @property
     def text(self) -> _Text: ...
+
+
+class _Reader(Protocol):
+    def first_choice(self) -> _Choice | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,8 +107,7 @@ class Playback:
         self.dialect, self._parsed = detect(parsed, capture.request.url if capture.request else None, dialect)
         self._reader = self.dialect.reader()
         self._text_events: list[int] = []
-        self._choice: _Choice | None = None  # the first choice, as far as the steps have shown it
-        self._shown = 0  # how much of its text they have shown
+        self._follow = TextFollower(self._reader)
 
     def answer(self) -> Answer:
         """The answer from the events read so far (all of them once the last step is taken). It is
@@ -127,7 +130,7 @@ class Playback:
                         text_events.append(item.index)
                 elif isinstance(item, Notice) and item.kind in UNTERMINATED:
                     unterminated = True
-            text, restarted = self._new_text()
+            text, restarted = self._follow.new_text()
             if chunk is None:
                 end = self.capture.end
                 t = end.t if end is not None and end.t is not None else last_t
@@ -149,9 +152,19 @@ class Playback:
             unterminated=unterminated,
         )
 
-    def _new_text(self) -> tuple[str, bool]:
+
+class TextFollower:
+    """What a reader's first choice's text gained since the last asking: how a replay, and a live view,
+    show an answer growing. Asking costs the length of the new text, not of the whole."""
+
+    def __init__(self, reader: _Reader) -> None:
+        self.reader = reader
+        self._choice: _Choice | None = None  # the first choice, as far as the steps have shown it
+        self._shown = 0  # how much of its text they have shown
+
+    def new_text(self) -> tuple[str, bool]:
         """What the first choice's text gained since the last call (restarted: all of a new first choice's)."""
-        choice = self._reader.first_choice()
+        choice = self.reader.first_choice()
         if choice is None:
             return "", False
         if choice is self._choice:

@@ -22,9 +22,10 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
+from typing import Protocol
 from urllib.parse import urlsplit
 
-from ._capture import Request, Response, chunk_lines, end_line, header_line, rfc3339
+from ._capture import Capture, End, Request, Response, chunk_lines, end_line, header_line, rfc3339
 from ._redact import Redactor
 from ._secrets import StreamRedactor, redact_headers, redact_request
 from ._version import __version__
@@ -36,6 +37,7 @@ __all__ = [
     "OnCapture",
     "Stage",
     "StreamRecorder",
+    "Tap",
     "capture_dir_problem",
     "capture_dir_warning",
     "make_private_dir",
@@ -148,11 +150,15 @@ def capture_dir_warning(directory: str | os.PathLike[str]) -> str | None:
 class CaptureWriter:
     """One capture file being written. Raises OSError when the disk fails; the caller decides."""
 
-    def __init__(self, fd: int, path: Path, url: str = "", redactor: StreamRedactor | None = None) -> None:
+    def __init__(
+        self, fd: int, path: Path, url: str = "", redactor: StreamRedactor | None = None, *, head: Capture | None = None
+    ) -> None:
         self._fd = fd  # written with os.write: one system call a line, no buffer in between
         self.path = path
         self.url = url
         """The request URL as written (redacted)."""
+        self.head = head or Capture(request=Request(url=url))
+        """The capture's header as written (redacted): its request and response, no chunks."""
         self.redactor = redactor
         """Takes the keys and tokens out of the body on its way to the disk (None: written as it came)."""
 
@@ -181,7 +187,8 @@ class CaptureWriter:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         else:
             path, fd = new_capture_file(Path(directory), capture_filename(request.url, when))
-        writer = cls(fd, path, request.url, StreamRedactor() if redactor.enabled else None)
+        head = Capture(request=request, response=response, recorded_at=rfc3339(when), path=str(path))
+        writer = cls(fd, path, request.url, StreamRedactor() if redactor.enabled else None, head=head)
         writer._write(
             header_line(
                 request=request,
@@ -200,15 +207,19 @@ class CaptureWriter:
         """Append one chunk, flushed at once (unless it may end inside a key: see `StreamRedactor`)."""
         self.chunks([t], [data])
 
-    def chunks(self, times: Sequence[float], datas: Sequence[bytes]) -> None:
-        """Append chunks (`datas[k]` arrived at `times[k]`) with one system call."""
+    def chunks(self, times: Sequence[float], datas: Sequence[bytes]) -> tuple[Sequence[float], Sequence[bytes]]:
+        """Append chunks (`datas[k]` arrived at `times[k]`) with one system call; the chunks written
+        (redacted, and without one held back because it may end inside a key)."""
         if self.redactor is not None:
             times, datas = self.redactor.feed(times, datas)
         if datas:
             self._write(chunk_lines(times, datas))
+        return times, datas
 
-    def end(self, kind: str, t: float | None, error: str | None = None) -> None:
-        """Write the chunks still held, the end line, and close the file."""
+    def end(self, kind: str, t: float | None, error: str | None = None) -> tuple[Sequence[float], Sequence[bytes]]:
+        """Write the chunks still held, the end line, and close the file; the chunks it wrote first."""
+        times: Sequence[float] = ()
+        datas: Sequence[bytes] = ()
         try:
             if self.redactor is not None:
                 times, datas = self.redactor.close()
@@ -217,6 +228,7 @@ class CaptureWriter:
             self._write(end_line(kind, t, error).encode())
         finally:
             self.close()
+        return times, datas
 
     def close(self) -> None:
         """Close without an end line: readers will say the recording was cut off."""
@@ -243,6 +255,16 @@ class Stage(StrEnum):
     """Its capture file is open, its header written."""
     ENDED = "end"
     """Its end line is written (or writing failed) and the file closed; `ended` says how it ended."""
+
+
+class Tap(Protocol):
+    """What watches a recording (`StreamRecorder.tap`): the chunks as they are written to the file (redacted,
+    at the times written), then its end. Called on the recorder's event loop: it must be quick, and what
+    it raises is logged and stops the tap, never the recording."""
+
+    def chunks(self, times: Sequence[float], datas: Sequence[bytes]) -> None: ...
+
+    def end(self, end: End) -> None: ...
 
 
 class StreamRecorder:
@@ -293,6 +315,10 @@ class StreamRecorder:
         self.t = 0.0
         self.datas: list[bytes] = []
         """The chunks taken since the last flush, and when the first of them was (seconds since `sent_at`)."""
+        self.tap: Tap | None = None
+        """Told of what is written, as it is (a live view: `sse_inspect.live`); set it when the recording starts."""
+        self.head = writer.head
+        """The capture's header as written."""
 
     def now(self) -> float:
         """Seconds since the request was sent."""
@@ -330,9 +356,20 @@ class StreamRecorder:
             self._attach(datas, size)
         if self.writer is not None:
             try:
-                self.writer.chunks([self.t] * len(datas), datas)
+                written = self.writer.chunks([self.t] * len(datas), datas)
             except Exception as exc:  # noqa: BLE001 - a recorder must never raise into the proxy
                 self.fail(exc)
+            else:
+                if self.tap is not None and written[1]:
+                    self._tell(self.tap.chunks, *written)
+
+    def _tell(self, call: Callable[..., None], *args: object) -> None:
+        """Call the tap; what it raises stops it (one warning), never the recording."""
+        try:
+            call(*args)
+        except Exception as exc:  # noqa: BLE001
+            logger.warning("sse-inspect: stopped watching %s live: %r", self.path, exc)
+            self.tap = None
 
     def _attach(self, datas: list[bytes], size: int) -> None:
         assert self.body is not None
@@ -360,12 +397,18 @@ class StreamRecorder:
         """Write what is pending and the end line (`kind` one of END_KINDS), and close the file."""
         self.ended = kind
         self.flush()
+        t = self.now()
         if self.writer is not None:
             try:
-                self.writer.end(kind, self.now(), error)
+                written = self.writer.end(kind, t, error)
             except Exception as exc:  # noqa: BLE001
                 self.fail(exc)
+            else:
+                if self.tap is not None and written[1]:
+                    self._tell(self.tap.chunks, *written)
             self.writer = None
+        if self.tap is not None:
+            self._tell(self.tap.end, End(kind=kind, t=t, error=error))
 
 
 OnCapture = Callable[[Stage, StreamRecorder], None]

@@ -38,9 +38,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("loading", ("_loading",)),
     ("analysis", ("_outcome", "_analysis", "_diff")),
     ("playback", ("_playback", "_fault_plan")),
-    ("checks and report", ("checks", "checks.*", "report")),
+    ("checks and report", ("checks", "checks.*", "report", "_live")),
     ("front", ("",)),
-    ("edges", ("__main__", "cli", "cli.*", "mitm_addon", "mitm_view", "proxy", "fetch", "server",
+    ("edges", ("__main__", "cli", "cli.*", "mitm_addon", "mitm_view", "proxy", "fetch", "server", "live",
                "httpx_transport", "requests_adapter", "pytest_plugin")),
 )  # fmt: skip
 """Bottom to top, by module name under the package ("" is the package itself, `pkg.*` all of pkg)."""
