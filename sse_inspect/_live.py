@@ -313,10 +313,11 @@ class LiveStream:
             self._flags = {}
             for event in self._ahead:
                 self._take(event)
-        while self._next_telling <= len(self._ahead):
-            self._next_telling *= 2
         if sure:
             self.sure, self._ahead = True, None
+            return changed
+        while self._next_telling <= len(self._ahead):
+            self._next_telling = min(2 * self._next_telling, DETECT_EVENTS)
         return changed
 
     def _keep(self, text: str, restarted: bool) -> None:

@@ -190,9 +190,8 @@ class LiveSession:
         future.add_done_callback(done)
 
     def _judged_later(self, entry: Entry, future: Future[_Judged]) -> None:
-        if self.judging.pop(entry.id, None) is None:
-            return  # `close` told it already
-        self._judged(entry, future.result())
+        if self.judging.get(entry.id) is future:  # (else `settle` or `close` told it already)
+            self._told(entry.id)
 
     def _judged(self, entry: Entry, result: _Judged) -> None:
         entry.report, entry.problem = result
@@ -218,17 +217,31 @@ class LiveSession:
                 self._tell("stalled", entry, stall)
         self._tell("redraw")
 
+    async def settle(self) -> None:
+        """Wait, on the loop, for the checks still running (the streams a shutdown closed), so the views
+        are told their verdicts before the loop ends."""
+        while self.judging:
+            entry_id, future = next(iter(self.judging.items()))
+            await asyncio.wrap_future(future)
+            self._told(entry_id)
+
+    def _told(self, entry_id: int) -> None:
+        """Tell the views the check of `entry_id` (whose future is done) unless they were told already."""
+        future = self.judging.pop(entry_id, None)
+        if future is None:
+            return
+        entry = next((e for e in self.finished if e.id == entry_id), None)
+        if entry is not None:
+            self._judged(entry, future.result())
+
     def close(self) -> None:
         """Stop ticking; judge the streams whose check has not come back (the loop is gone), at once."""
         if self._ticker is not None:
             self._ticker.cancel()
             self._ticker = None
         self._loop = None
-        for entry_id, future in list(self.judging.items()):
-            del self.judging[entry_id]
-            entry = next((e for e in self.finished if e.id == entry_id), None)
-            if entry is not None:
-                self._judged(entry, future.result())
+        for entry_id in list(self.judging):
+            self._told(entry_id)
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None

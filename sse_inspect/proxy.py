@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import socket
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,7 @@ class RecordingProxy:
         options: dict[str, Any] | None = None,
         on_capture: OnCapture | None = None,
         on_ready: Callable[[str, int], None] | None = None,
+        on_stopped: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.host, self.port, self.upstream = host, port, upstream
         self.directory = directory
@@ -46,6 +47,8 @@ class RecordingProxy:
         self.options = options or {}
         self.on_capture = on_capture
         self.on_ready = on_ready
+        self.on_stopped = on_stopped
+        """Awaited on the proxy's loop once it has stopped (every capture closed), before the loop ends."""
         self._master: Any = None
         self.stopping = False
         """True once `stop()` (or Ctrl-C, SIGTERM) asked the proxy to stop."""
@@ -83,6 +86,8 @@ class RecordingProxy:
             loop.add_signal_handler(sig, self._stop_signal)
         try:
             await master.run()
+            if self.on_stopped is not None:
+                await self.on_stopped()
         finally:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(sig)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,7 @@ from urllib.parse import urlsplit
 
 import click
 
+from .._live import STALL_S
 from .._redact import Redactor
 from ..recorder import Stage, StreamRecorder, capture_dir_warning
 from . import _render
@@ -57,24 +59,44 @@ def _listen(value: str) -> tuple[str, int]:
                    "application/x-ndjson, JSON Lines, application/vnd.amazon.eventstream).")  # fmt: skip
 @click.option("--no-redact", is_flag=True, help="Write credentials as they are (never share such captures).")
 @click.option("--confdir", type=click.Path(file_okay=False), help="mitmproxy's folder for its CA (default ~/.mitmproxy).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Write one JSON object a line to stdout, per start, event, stall, burst and finished stream "
+                   "(with its check), instead of the table.")  # fmt: skip
+@click.option("--plain", is_flag=True, help="Plain lines even on a terminal (one per start, stall, burst, end).")
+@click.option("--ui", is_flag=True, help="Also serve the live page on 127.0.0.1 (its URL is printed).")
+@click.option("--ui-port", type=click.IntRange(0, 65535), default=0, show_default="a free port", metavar="PORT",
+              help="The live page's port on 127.0.0.1.")  # fmt: skip
+@click.option("--stall", "stall_s", type=click.FloatRange(min=0, min_open=True), default=STALL_S, show_default=True,
+              metavar="SECONDS", help="Show a stream as stalled once it has been silent this long.")  # fmt: skip
 @input_errors
 def record(
     listen: str, upstream: str | None, directory: Path, flow_filter: str | None, types: str | None, no_redact: bool,
-    confdir: str | None,
+    confdir: str | None, as_json: bool, plain: bool, ui: bool, ui_port: int, stall_s: float,
 ) -> None:  # fmt: skip
-    """Run a recording proxy: every token stream through it (SSE, NDJSON, AWS event stream) becomes a capture.
+    """Run a recording proxy: every token stream through it (SSE, NDJSON, AWS event stream) becomes a capture,
+    watched live as it is recorded.
 
     With --upstream it is a reverse proxy: point your SDK's base URL at it, no certificate
     needed (e.g. OPENAI_BASE_URL=http://127.0.0.1:8080/v1). Without, it is a regular HTTP(S)
     proxy: set HTTPS_PROXY and trust mitmproxy's CA. Ctrl-C stops it, closing every capture.
+
+    On a terminal, a table shows the streams in flight (time, time to first byte and token, events,
+    bytes, the current silence, tokens per second) and the one in focus (↑/↓) with its answer growing
+    and its arrivals; a stall or a burst shows as it happens; each finished stream leaves one line with
+    the verdict `sse-inspect show` gives its capture. Off a terminal (or with --plain), those lines
+    alone; with --json, JSON lines; with --ui, a page in the browser as well.
     """
     _require("mitmproxy")
+    from ..live import LiveSession
     from ..proxy import RecordingProxy, check_listen_address
+    from ._live import JsonView, LinesView, TableView
 
     host, port = _listen(listen)
     if upstream is not None:
         _check_upstream(upstream)
     check_listen_address(host, port)
+    if ui and ui_port:
+        check_listen_address("127.0.0.1", ui_port)
     console = _render.console()
     err = _render.console(stderr=True)
 
@@ -91,20 +113,52 @@ def record(
         err.print(f"  captures go to {directory}/ · Ctrl-C to stop")
         if (warning := capture_dir_warning(directory)) is not None:
             err.print(_render.safe(f"  warning: {warning}", newlines=False, style="yellow"))
+        loop = asyncio.get_running_loop()
+        session.start(loop)
+        if table is not None:
+            table.start(loop)
+        if page is not None:
+            pending.add(loop.create_task(open_page()))
+
+    pending: set[asyncio.Task[None]] = set()  # (a task must be held while it runs)
 
     open_at_stop = 0
 
     def on_capture(stage: Stage, rec: StreamRecorder) -> None:
         nonlocal open_at_stop
-        if stage is Stage.STARTED:
-            console.print(_render.safe(f"● {rec.url} → {rec.path}", newlines=False, style="cyan"))
-        else:
-            style = "green" if rec.ended == "complete" else "red"
-            stopped = proxy.stopping and rec.ended == "error"
-            open_at_stop += stopped
-            how = "recording stopped mid-stream (end: error)" if stopped else rec.ended
-            line = f"  {how}: {rec.chunks} chunks, {rec.bytes} bytes in {rec.now():.2f} s · {rec.path}"
-            console.print(_render.safe(line, newlines=False, style=style))
+        if stage is Stage.ENDED:
+            open_at_stop += proxy.stopping and rec.ended == "error"
+
+    session = LiveSession(stall_s=stall_s, then=on_capture)
+    table = None
+    if as_json:
+        session.views.append(JsonView(sys.stdout))
+    elif console.is_terminal and not plain:
+        table = TableView(console, session)
+        session.views.append(table)
+    else:
+        session.views.append(LinesView(console))
+    page = None
+    if ui:
+        from ..live_page import LivePage
+
+        page = LivePage(session)
+        session.views.append(page)
+    talk = table.live.console if table is not None else err
+
+    async def open_page() -> None:
+        assert page is not None
+        try:
+            url = await page.start(port=ui_port)
+        except Exception as exc:  # noqa: BLE001 - the proxy records on without its page
+            talk.print(_render.safe(f"  the live page could not start: {exc}", newlines=False, style="red"))
+            return
+        talk.print(f"  live page: [bold]{_render.safe(url).markup}[/] (this machine only)")
+
+    async def stopped() -> None:
+        await session.settle()
+        if page is not None:
+            await page.close()
 
     # no mitmproxy view shows the flows here: attaching their bodies would only cost memory
     options: dict[str, Any] = {"sse_redact": not no_redact, "sse_capture_attach_body": False}
@@ -116,7 +170,7 @@ def record(
 
     proxy = RecordingProxy(
         host=host, port=port, upstream=upstream, directory=directory, confdir=confdir, options=options,
-        on_capture=on_capture, on_ready=ready,
+        on_capture=session.on_capture, on_ready=ready, on_stopped=stopped,
     )  # fmt: skip
     try:
         proxy.run()
@@ -126,6 +180,10 @@ def record(
         if exc.code:
             raise InputError("mitmproxy could not start (see its messages above)") from None
         raise
+    finally:
+        session.close()
+        if table is not None:
+            table.close()
     if open_at_stop:
         err.print(f"stopped; every capture is closed, {open_at_stop} of them mid-stream: their end line is "
                   "`error`, \"proxy shut down while the stream was open\"")  # fmt: skip

@@ -219,10 +219,14 @@ class Arrivals(Observer):
         return arrivals
 
     def wire(self, chunk: Chunk) -> None:
-        at = (chunk.t or 0.0) * self.scale  # where in the bins
+        self.add(chunk.t, len(chunk.data))
+
+    def add(self, t: float | None, size: int) -> None:
+        """`size` bytes arrived at `t` (a live view's slice)."""
+        at = (t or 0.0) * self.scale  # where in the bins
         if not 0.0 <= at < self.BINS:
             at = self._fit(at / self.scale)
-        self.bins[int(at)] += len(chunk.data)
+        self.bins[int(at)] += size
 
     def wire_block(self, chunks: list[Chunk]) -> None:
         bins, scale, end = self.bins, self.scale, self.BINS
