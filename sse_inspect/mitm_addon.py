@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, Optional
 
 from mitmproxy import ctx, exceptions, flowfilter, http
@@ -29,6 +29,7 @@ from mitmproxy.utils import human
 
 from . import mitm_view
 from ._capture import Request, Response
+from ._live import STALL_S
 from ._redact import Redactor
 from .interop._common import end_from_error
 from .recorder import (
@@ -71,6 +72,17 @@ def flow_error(flow: http.HTTPFlow) -> str:
     return message
 
 
+def _seconds(text: str) -> float:
+    """`sse_live_stall`'s value: a number of seconds above 0, or an OptionsError saying what it is not."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < float("inf"):
+        raise exceptions.OptionsError(f"sse_live_stall: {text!r} is not a number of seconds above 0 (e.g. 2, 0.5)")
+    return value
+
+
 def _chain(take: StreamFunc, inner: StreamFunc) -> StreamFunc:
     """Record the wire bytes, then hand them to the stream callable another addon had set."""
 
@@ -88,6 +100,10 @@ class SSECapture:
         self.active: dict[str, StreamRecorder] = {}
         self.filter: flowfilter.TFilter | None = None
         self.on_capture = on_capture
+        self.live: Any = None
+        """The live session (`sse_live`, `sse_live_json`, `sse_live_ui`), once running."""
+        self._live_json: Any = None
+        self._page: Any = None
 
     def load(self, loader: Any) -> None:
         mitm_view.register()
@@ -111,6 +127,21 @@ class SSECapture:
             "sse_capture_attach_body", bool, True, "After the stream, attach its body to the flow for mitmproxy's views."
         )
         loader.add_option(
+            "sse_live", bool, False,
+            "Watch the streams live in the log: a line as each starts, stalls, bursts and ends (with its verdict).",
+        )
+        loader.add_option(
+            "sse_live_json", Optional[str], None,
+            "Append the live view as JSON lines to this file (one per start, event, stall, burst, finished stream).",
+        )
+        loader.add_option(
+            "sse_live_ui", bool, False, "Serve the live page on 127.0.0.1 (its URL is logged when it is up)."
+        )
+        loader.add_option("sse_live_ui_port", int, 0, "The live page's port on 127.0.0.1 (0: a free one).")
+        loader.add_option(  # (mitmproxy has no float options)
+            "sse_live_stall", str, f"{STALL_S:g}", "Seconds of silence after which a live stream is stalled (e.g. 2, 0.5)."
+        )
+        loader.add_option(
             "sse_capture_attach_limit",
             str,
             ATTACH_LIMIT,
@@ -127,6 +158,8 @@ class SSECapture:
                 logger.warning("sse-inspect: %s", warning)
         if "sse_capture_attach_limit" in updated:
             self._attach_limit()
+        if "sse_live_stall" in updated:
+            _seconds(ctx.options.sse_live_stall)
         if "sse_capture_filter" in updated:
             spec = ctx.options.sse_capture_filter
             try:
@@ -137,6 +170,40 @@ class SSECapture:
     def running(self) -> None:
         # the sign that options are set and recording is on: tests wait for it, not only for the port
         logger.info("sse-inspect: recording event streams into %s", ctx.options.sse_capture_dir)
+        if self.live is None and (ctx.options.sse_live or ctx.options.sse_live_json or ctx.options.sse_live_ui):
+            try:
+                self._start_live()
+            except Exception as exc:  # noqa: BLE001 - recording goes on without its live view
+                logger.warning("sse-inspect: the live view could not start: %s", exc)
+
+    def _start_live(self) -> None:
+        """The live session and the views the options ask for (imported only then: rich, the checks)."""
+        from .cli._live import JsonView, LinesView
+        from .live import LiveSession
+
+        session = LiveSession(then=self.on_capture, stall_s=_seconds(ctx.options.sse_live_stall))
+        if ctx.options.sse_live:
+            session.views.append(LinesView(lambda line: logger.info("sse-inspect: %s", line.plain.strip())))
+        if ctx.options.sse_live_json:
+            self._live_json = open(ctx.options.sse_live_json, "a", encoding="utf-8")  # noqa: SIM115 - closed in `done`
+            session.views.append(JsonView(self._live_json))
+        loop = asyncio.get_running_loop()
+        if ctx.options.sse_live_ui:
+            from .live_page import LivePage
+
+            self._page = LivePage(session)
+            session.views.append(self._page)
+            self._page_task = loop.create_task(self._open_page(ctx.options.sse_live_ui_port))
+        self.on_capture, self.live = session.on_capture, session
+        session.start(loop)
+
+    async def _open_page(self, port: int) -> None:
+        try:
+            url = await self._page.start(port=port)
+        except Exception as exc:  # noqa: BLE001
+            logger.warning("sse-inspect: the live page could not start: %s", exc)
+            return
+        logger.warning("sse-inspect: live page at %s (this machine only)", url)
 
     def _attach_limit(self) -> int:
         """How many body bytes to attach to a flow (0: none), from the two options."""
@@ -215,10 +282,21 @@ class SSECapture:
         message = flow_error(flow)
         self._finish(flow, end_kind(message), message)
 
-    def done(self) -> None:
+    def done(self) -> Awaitable[None] | None:
         mitm_view.unregister()
         for flow_id in list(self.active):
             self._finish_id(flow_id, "error", "proxy shut down while the stream was open")
+        # With a live view, what is left to do waits on the loop: mitmproxy awaits what a hook returns
+        return self._close_live() if self.live is not None else None
+
+    async def _close_live(self) -> None:
+        """The checks of the streams just closed told to the views, then the views closed."""
+        await self.live.settle()
+        if self._page is not None:
+            await self._page.close()
+        self.live.close()
+        if self._live_json is not None:
+            self._live_json.close()
 
     def _finish(self, flow: http.HTTPFlow, kind: str, error: str | None = None) -> None:
         recorder = self._finish_id(flow.id, kind, error)

@@ -295,6 +295,7 @@ class StreamRecorder:
         *,
         attach: int,
         schedule: Callable[[Callable[[], None]], object],
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.writer: CaptureWriter | None = writer
         self.path = writer.path
@@ -312,6 +313,8 @@ class StreamRecorder:
         self.attach_cut = False
         """Whether the body was longer than what `body` kept."""
         self.schedule = schedule
+        self.clock = clock
+        """The monotonic clock `sent_at` is on (a test's own)."""
         self.t = 0.0
         self.datas: list[bytes] = []
         """The chunks taken since the last flush, and when the first of them was (seconds since `sent_at`)."""
@@ -322,7 +325,7 @@ class StreamRecorder:
 
     def now(self) -> float:
         """Seconds since the request was sent."""
-        return time.monotonic() - self.sent_at
+        return self.clock() - self.sent_at
 
     def take(self, data: bytes) -> Iterable[bytes] | bytes:
         """Note a chunk (and the time, for the first of an iteration), and hand it back to be passed
@@ -336,7 +339,7 @@ class StreamRecorder:
             return []
         datas = self.datas
         if not datas:
-            self.t = time.monotonic() - self.sent_at
+            self.t = self.clock() - self.sent_at
             self.schedule(self.flush)
         datas.append(data)
         if len(datas) >= FLUSH_CHUNKS:
@@ -361,7 +364,7 @@ class StreamRecorder:
                 self.fail(exc)
             else:
                 if self.tap is not None and written[1]:
-                    self._tell(self.tap.chunks, *written)
+                    self._tell(self.tap.chunks, _as_written(written[0]), written[1])
 
     def _tell(self, call: Callable[..., None], *args: object) -> None:
         """Call the tap; what it raises stops it (one warning), never the recording."""
@@ -405,10 +408,18 @@ class StreamRecorder:
                 self.fail(exc)
             else:
                 if self.tap is not None and written[1]:
-                    self._tell(self.tap.chunks, *written)
+                    self._tell(self.tap.chunks, _as_written(written[0]), written[1])
             self.writer = None
         if self.tap is not None:
-            self._tell(self.tap.end, End(kind=kind, t=t, error=error))
+            self._tell(self.tap.end, End(kind=kind, t=_as_written([t])[0], error=error))
+
+
+def _as_written(times: Sequence[float]) -> list[float]:
+    """The times as a capture file holds them (to the microsecond): what a reader of the file gets."""
+    first = times[0]
+    if times.count(first) == len(times):  # (the chunks of one event-loop iteration share a time)
+        return [round(first, 6)] * len(times)
+    return [round(t, 6) for t in times]
 
 
 OnCapture = Callable[[Stage, StreamRecorder], None]

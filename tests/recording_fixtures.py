@@ -135,7 +135,7 @@ def _set_args(options: dict[str, OptionValue]) -> list[str]:
     for name, value in options.items():
         if isinstance(value, bool):
             values = ["true" if value else "false"]
-        elif isinstance(value, str | int):
+        elif isinstance(value, str | int | float):
             values = [str(value)]
         else:
             values = list(value)  # a sequence option: one --set per item

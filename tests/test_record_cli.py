@@ -327,9 +327,11 @@ def test_record_reverse_mode_two_streams(start_record: StartRecord, server: SSES
         assert finished(capture) == "complete"
     lines = recorder.out().splitlines()
     starts = [line for line in lines if line.startswith("●")]
-    ends = [line for line in lines if line.startswith("  complete: ")]
-    assert [s.split()[1] for s in starts] == [server.url(p) for p in bodies], lines
-    assert [e.split(",")[0] for e in ends] == [f"  complete: {len(events)} chunks" for events in bodies.values()], lines
+    ends = [line for line in lines if re.match(r"  #\d+ complete: ", line)]
+    assert [s.split()[1:4] for s in starts] == [[f"#{n}", "POST", server.url(p)] for n, p in enumerate(bodies, 1)], lines
+    assert [e.split(",")[0] for e in ends] == [f"  #{n} complete: {len(events)} chunks"
+                                              for n, events in enumerate(bodies.values(), 1)], lines  # fmt: skip
+    assert all(" · OK: " in e for e in ends), ends  # each with the verdict `show` gives its capture
     err = recorder.log()
     assert f"recording proxy at {recorder.url} → {server.url('')}" in err.splitlines()
     assert err.splitlines()[-1] == "stopped; every capture is closed"
@@ -355,8 +357,8 @@ def test_record_regular_mode(start_record: StartRecord, server: SSEServer) -> No
     assert f"export HTTPS_PROXY={recorder.url} HTTP_PROXY={recorder.url}" in err
     assert "mitmproxy-ca-cert.pem" in err
     assert (recorder.confdir / "mitmproxy-ca-cert.pem").is_file()
-    starts = [line.split()[:2] for line in recorder.out().splitlines() if line.startswith("●")]
-    assert starts == [["●", server.url(PATH)]]
+    starts = [line.split()[:4] for line in recorder.out().splitlines() if line.startswith("●")]
+    assert starts == [["●", "#1", "GET", server.url(PATH)]]
 
 
 def test_record_lines_name_the_whole_capture_path(start_record: StartRecord, server: SSEServer) -> None:
@@ -571,6 +573,6 @@ def test_record_ctrl_c_with_a_stream_open_stops_cleanly(start_record: StartRecor
         "error", "proxy shut down while the stream was open")  # fmt: skip
     assert capture.end.t is not None and capture.chunks[0].t is not None and capture.end.t >= capture.chunks[0].t
     [path] = recorder.capture_files()
-    ends = [line for line in recorder.out().splitlines() if line.startswith("  recording stopped mid-stream")]
+    ends = [line for line in recorder.out().splitlines() if line.startswith("  #1 recording stopped mid-stream")]
     assert len(ends) == 1 and ends[0].endswith(f" · {path}"), recorder.out()
     assert err.splitlines()[-1].startswith("stopped; every capture is closed, 1 of them mid-stream")

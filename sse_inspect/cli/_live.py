@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
 from rich.console import Console, Group, RenderableType
@@ -55,8 +55,7 @@ def state_words(entry: Entry) -> tuple[str, str]:
     stream = entry.stream
     if stream.ended is None:
         if stream.stalled is not None:
-            what = "waiting" if stream.stalled.first_byte else "stalled"
-            return f"{what} {stream.silence(entry.now()):.1f} s", "bold red"
+            return ("waiting" if stream.stalled.first_byte else "stalled"), "bold red"  # (the silent column says how long)
         if stream.bursts and entry.now() - stream.bursts[-1].t < 2.0:
             return f"burst ×{stream.bursts[-1].events}", "bold yellow"
         return ("streaming" if stream.ttfb is not None else "waiting"), "cyan"
@@ -100,27 +99,28 @@ def burst_line(entry: Entry, burst: Burst) -> Text:
 class LinesView(BaseView):
     """Off a terminal: a line as each stream starts, stalls, resumes, bursts and ends (with its verdict)."""
 
-    def __init__(self, console: Console) -> None:
-        self.console = console
+    def __init__(self, say: Callable[[Text], object]) -> None:
+        self.say = say
+        """Prints a line: a console's `print`, or a log's (the mitmproxy addon's `sse_live`)."""
         self._bursts: dict[int, float] = {}  # the burst each stream was last said to have, by its start
 
     def started(self, entry: Entry) -> None:
-        self.console.print(start_line(entry))
+        self.say(start_line(entry))
 
     def stepped(self, entry: Entry, step: LiveStep) -> None:
         if step.resumed is not None:
-            self.console.print(_render.safe(f"  #{entry.id} resumed after {step.resumed.silence_s:.1f} s",
+            self.say(_render.safe(f"  #{entry.id} resumed after {step.resumed.silence_s:.1f} s",
                                             newlines=False, style="yellow"))  # fmt: skip
         if step.burst is not None and self._bursts.get(entry.id) != step.burst.t:
             self._bursts[entry.id] = step.burst.t
-            self.console.print(burst_line(entry, step.burst))
+            self.say(burst_line(entry, step.burst))
 
     def stalled(self, entry: Entry, stall: Stall) -> None:
-        self.console.print(stall_line(entry, stall))
+        self.say(stall_line(entry, stall))
 
     def judged(self, entry: Entry) -> None:
         self._bursts.pop(entry.id, None)
-        self.console.print(end_line(entry))
+        self.say(end_line(entry))
 
 
 class JsonView(BaseView):

@@ -137,7 +137,7 @@ def record(
         table = TableView(console, session)
         session.views.append(table)
     else:
-        session.views.append(LinesView(console))
+        session.views.append(LinesView(console.print))
     page = None
     if ui:
         from ..live_page import LivePage

@@ -1,0 +1,254 @@
+"""The live session and its terminal views, driven by real recorders writing real capture files.
+
+A `StreamRecorder` with a `CaptureWriter` records a stream as the proxy would (on a test clock, so
+every time is the test's); the session's `LiveStream` is fed what the writer writes. What a finished
+stream says (its verdict) is held to what `sse-inspect show` and `check --json` say of the file."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from click.testing import CliRunner
+from rich.console import Console
+
+from sse_inspect import Capture, End, Request, Response, load_capture
+from sse_inspect._redact import Redactor
+from sse_inspect.cli import cli
+from sse_inspect.cli._check import verdict_view
+from sse_inspect.cli._live import JsonView, LinesView, TableView
+from sse_inspect.live import BaseView, Entry, LiveSession
+from sse_inspect.recorder import CaptureWriter, Stage, StreamRecorder
+
+from .helpers import ROOT
+
+SSE = (("Content-Type", "text/event-stream"),)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Recording:
+    """One stream recorded into `folder` as a proxy records it, on `clock`, told to `session`."""
+
+    def __init__(self, session: LiveSession, clock: Clock, folder: Path, request: Request, response: Response) -> None:
+        self.clock = clock
+        writer = CaptureWriter.create(folder, request=request, response=response, redactor=Redactor(), recorder="test")
+        self.recorder = StreamRecorder(writer, clock(), attach=0, schedule=lambda f: None, clock=clock)
+        self.session = session
+        session.on_capture(Stage.STARTED, self.recorder)
+
+    def chunk(self, t: float, data: bytes) -> None:
+        """`data` arrives `t` seconds after the request."""
+        self.clock.now = self.recorder.sent_at + t
+        self.recorder.take(data)
+        self.recorder.flush()
+
+    def wait(self, t: float) -> None:
+        self.clock.now = self.recorder.sent_at + t
+        self.session.tick()
+
+    def end(self, t: float, kind: str = "complete", error: str | None = None) -> Path:
+        self.clock.now = self.recorder.sent_at + t
+        self.recorder.finish(kind, error)
+        self.session.on_capture(Stage.ENDED, self.recorder)
+        return self.recorder.path
+
+
+def replay(capture: Capture, session: LiveSession, clock: Clock, folder: Path) -> Path:
+    assert capture.request is not None and capture.response is not None
+    rec = Recording(session, clock, folder, capture.request, capture.response)
+    for c in capture.chunks:
+        rec.chunk(c.t or 0.0, c.data)
+    end = capture.end or End(kind="complete", t=None)
+    return rec.end(end.t if end.t is not None else (capture.chunks[-1].t or 0.0), end.kind, end.error)
+
+
+class Told(BaseView):
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, int]] = []
+
+    def started(self, entry: Entry) -> None:
+        self.calls.append(("started", entry.id))
+
+    def stalled(self, entry: Entry, stall: object) -> None:
+        self.calls.append(("stalled", entry.id))
+
+    def ended(self, entry: Entry, step: object) -> None:
+        self.calls.append(("ended", entry.id))
+
+    def judged(self, entry: Entry) -> None:
+        self.calls.append(("judged", entry.id))
+
+
+def session_with(*views: BaseView) -> tuple[LiveSession, Clock]:
+    clock = Clock()
+    return LiveSession(list(views), clock=clock, stall_s=2.0), clock
+
+
+def show_output(path: Path) -> str:
+    result = CliRunner().invoke(cli, ["show", str(path)], env={"COLUMNS": "400"})
+    assert result.exit_code == 0, result.output
+    return " ".join(result.output.split())
+
+
+def test_a_finished_stream_says_what_show_says(tmp_path: Path) -> None:
+    """Each bundled capture recorded again through a recorder: the verdict the live views print is the one
+    `show` prints for the file written, and the live counts are `check --json`'s."""
+    told = Told()
+    session, clock = session_with(told)
+    for name in ("openai-chat-text", "nginx-buffered", "nginx-cut", "openrouter-midstream-error", "nginx-gzip"):
+        path = replay(load_capture(ROOT / "captures" / f"{name}.jsonl"), session, clock, tmp_path)
+        entry = session.finished[-1]
+        assert entry.report is not None and entry.path == path
+        assert " ".join(verdict_view(entry.report).plain.split()) in show_output(path), name
+        result = CliRunner().invoke(cli, ["check", "--json", str(path)])
+        stats = json.loads(result.output)["captures"][0]["stats"]
+        s = entry.stream
+        assert (s.events, s.chunks, s.bytes, s.ttfb, s.first_token) == (
+            stats["events"], stats["chunks"], stats["bytes"], stats["ttfb"], stats["first_token"]), name  # fmt: skip
+    assert told.calls[:3] == [("started", 1), ("ended", 1), ("judged", 1)]
+    assert {word for e in session.finished if e.report for word in [e.report.verdict.split(":")[0]]} >= {"OK", "BUFFERED", "CUT"}
+
+
+def chat(*pieces: str) -> list[bytes]:
+    return [b'data: {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": "%s"}}]}\n\n'
+            % p.encode() for p in pieces]  # fmt: skip
+
+
+def chat_recording(session: LiveSession, clock: Clock, folder: Path, url: str = "https://api.example/v1/chat/completions",
+                   ) -> Recording:  # fmt: skip
+    return Recording(session, clock, folder, Request(method="POST", url=url), Response(status=200, headers=SSE, t=0.01))
+
+
+def stall_burst_cut(session: LiveSession, clock: Clock, folder: Path) -> None:
+    """A stream that streams, stalls for 3 s, releases 20 events at once, and is cut without [DONE]."""
+    rec = chat_recording(session, clock, folder)
+    events = chat(*(f"w{i} " for i in range(24)))
+    for i in range(4):
+        rec.chunk(0.1 * (i + 1), events[i])
+    rec.wait(1.0)
+    rec.wait(2.5)  # silent 2.1 s: a stall
+    rec.chunk(3.4, b"".join(events[4:24]))  # resumed, and a burst of 20
+    rec.wait(3.6)
+    rec.end(3.7, "server-disconnected", "peer closed connection")
+
+
+def test_lines_say_start_stall_resume_burst_and_the_end_with_its_verdict(tmp_path: Path) -> None:
+    out = io.StringIO()
+    view = LinesView(Console(file=out, width=80, color_system=None, soft_wrap=True).print)  # (as off a terminal)
+    session, clock = session_with(view)
+    stall_burst_cut(session, clock, tmp_path)
+    lines = out.getvalue().splitlines()
+    path = session.finished[-1].path
+    assert lines[0] == f"● #1 POST https://api.example/v1/chat/completions → {path}"
+    assert lines[1] == "  #1 stalled: silent since 400 ms (2.1 s so far)"
+    assert lines[2] == "  #1 resumed after 3.0 s"
+    assert lines[3] == "  #1 burst: 20 text events at once at 3.400 s, after 3.000 s of silence"
+    assert re.fullmatch(rf"  #1 server-disconnected: 5 chunks, \d+ bytes in 3\.70 s · BUFFERED: 20 text events held 3\.000 s .* · "
+                        rf"{re.escape(str(path))}",
+                        lines[4]), lines[4]  # fmt: skip
+    assert len(lines) == 5
+
+
+def test_json_lines_one_per_event_and_per_finished_stream(tmp_path: Path) -> None:
+    out = io.StringIO()
+    session, clock = session_with(JsonView(out))
+    stall_burst_cut(session, clock, tmp_path)
+    records = [json.loads(line) for line in out.getvalue().splitlines()]
+    kinds = [r["kind"] for r in records]
+    assert kinds == ["start", *["event"] * 4, "stall", "resume", *["event"] * 20, "burst", "end"], kinds
+    assert all(r["stream"] == 1 for r in records)
+    event = records[1]
+    assert event["dialect"] == "openai-chat" and event["flags"] == ["text"] and event["event"]["index"] == 0
+    end = records[-1]
+    assert end["check"]["verdict"].startswith("BUFFERED") and end["end"]["kind"] == "server-disconnected"
+    assert {f["code"] for f in end["check"]["findings"]} >= {"buffering-burst", "missing-end-marker"}
+    assert end["live"]["events"] == 24 and end["live"]["bursts"] == [{"t": 3.4, "events": 20, "silence_s": 3.0}]
+    assert end["check"]["stats"]["events"] == end["live"]["events"]
+
+
+def draw(view: TableView) -> list[str]:
+    out = view.console.file
+    assert isinstance(out, io.StringIO)
+    out.seek(0)
+    out.truncate()
+    view.console.print(view.render(view.rows()))
+    return out.getvalue().splitlines()
+
+
+def table(width: int) -> tuple[TableView, LiveSession, Clock]:
+    clock = Clock()
+    session = LiveSession(clock=clock, stall_s=2.0)
+    view = TableView(Console(file=io.StringIO(), width=width, force_terminal=True, color_system=None), session)
+    session.views.append(view)
+    return view, session, clock
+
+
+def test_the_table_fits_60_columns_and_shows_the_focus_growing(tmp_path: Path) -> None:
+    view, session, clock = table(60)
+    rec = chat_recording(session, clock, tmp_path)
+    rec.chunk(0.2, chat("Hello")[0])
+    first = draw(view)
+    rec.chunk(0.4, chat(", world")[0])
+    rec.wait(3.0)
+    second = draw(view)
+    for lines in (first, second):
+        assert all(len(line) <= 60 for line in lines), lines
+    assert "Hello" in "\n".join(first) and "Hello, world" in "\n".join(second)
+    assert any("stalled" in line for line in second) and any("⏸" in line for line in second)
+    assert any("POST /v1/chat" in line for line in second)  # (the path, not the host, when narrow)
+
+
+def test_the_keys_move_the_focus_and_f_follows_the_newest(tmp_path: Path) -> None:
+    view, session, clock = table(120)
+    a = chat_recording(session, clock, tmp_path, "https://api.example/a")
+    a.chunk(0.1, chat("from a")[0])
+    b = chat_recording(session, clock, tmp_path, "https://api.example/b")
+    b.chunk(0.1, chat("from b")[0])
+    assert view._focused(view.rows()).id == 2  # type: ignore[union-attr]
+    view.key("up")
+    assert view._focused(view.rows()).id == 1  # type: ignore[union-attr]
+    assert any("from a" in line for line in draw(view))
+    view.key("j")
+    assert view.focus == 2
+    view.key("k")
+    view.key("f")
+    assert view.focus is None and view._focused(view.rows()).id == 2  # type: ignore[union-attr]
+
+
+def test_hostile_text_cannot_drive_the_terminal(tmp_path: Path) -> None:
+    """Escape sequences in the URL and in the answer are shown as escapes in the table, the focus and the lines."""
+    view, session, clock = table(100)
+    out = io.StringIO()
+    session.views.append(LinesView(Console(file=out, width=300, force_terminal=True, color_system=None).print))
+    rec = chat_recording(session, clock, tmp_path, "https://api.example/v1/\x1b[2Jchat")
+    rec.chunk(0.1, b'data: {"choices": [{"index": 0, "delta": {"content": "hi \\u001b]0;pwned\\u0007 \\u001b[31mred"}}]}\n\n')
+    drawn = "\n".join(draw(view))
+    rec.end(0.2)
+    for text in (drawn, out.getvalue()):
+        assert "\x1b" not in text and "\x07" not in text
+    assert "\\x1b]0;pwned" in drawn
+
+
+def test_a_view_that_fails_is_dropped_and_recording_goes_on(tmp_path: Path) -> None:
+    class Broken(BaseView):
+        def started(self, entry: Entry) -> None:
+            raise RuntimeError("boom")
+
+    told = Told()
+    session, clock = session_with(Broken(), told)
+    path = replay(load_capture(ROOT / "captures" / "openai-chat-text.jsonl"), session, clock, tmp_path)
+    assert len(session.views) == 1 and ("judged", 1) in told.calls
+    assert load_capture(path).end is not None
+
+
+Factory = Callable[..., Recording]
