@@ -164,8 +164,10 @@ class LiveStream:
         return 0.0 if self.ended is not None else max(0.0, now - self.last_t)
 
     def answer(self) -> Answer:
-        """The answer as far as it is read: what `show` rebuilds, once the stream is closed. It costs the
-        answer's length: a view asks for it when a stream ends, not at every step."""
+        """The answer as far as it is read (it costs the answer's length). Once the stream is closed, its
+        reader is let go (its `tail` stays): the whole answer is its capture file's (`sse-inspect text`)."""
+        if self.ended is not None:
+            raise ValueError("the stream is closed: its answer is in its capture file (sse-inspect text FILE)")
         return self._reader.answer(self.dialect)
 
     # -- what the caller tells
@@ -230,14 +232,18 @@ class LiveStream:
             self._keep(text, True)
         self.ended = end
         self.stalled = None
+        reader = self._reader
         self.outcome = decide_outcome(
-            errored=bool(self._reader.errors),
-            end_marker=self.dialect.expected_marker(seen=bool(self._reader.end_marker_events)),
-            end_marker_seen=bool(self._reader.end_marker_events),
+            errored=bool(reader.errors),
+            end_marker=self.dialect.expected_marker(seen=bool(reader.end_marker_events)),
+            end_marker_seen=bool(reader.end_marker_events),
             end=end,
             status=self.status,
             unterminated=self._unterminated,
         )
+        # What grows with the stream goes: a session keeps its finished streams (their tails) for the views
+        del self._reader, self._follow, self._framer
+        self._decoder = None
         return dataclasses.replace(step, outcome=self.outcome)
 
     # -- inside

@@ -201,3 +201,15 @@ def test_a_closed_stream_takes_nothing_more() -> None:
     with pytest.raises(ValueError):
         stream.close(End(kind="complete", t=0.7))
     assert stream.outcome is not None and not stream.outcome.ok and stream.silence(9.0) == 0.0
+
+
+def test_a_closed_stream_lets_its_reader_go_and_keeps_its_tail() -> None:
+    """A session keeps its finished streams for the views: what grew with the stream (the reader and its
+    answer) goes at the end; the tail the views show stays, and the whole answer is the file's."""
+    stream = LiveStream(chat_head())
+    stream.feed([0.1], [b"".join(chat(*(f"w{i} " for i in range(2000))))])
+    assert len(stream.answer().text) == stream.text_chars > 4000
+    stream.close(End(kind="complete", t=0.2))
+    assert len(stream.tail) == 4000 and stream.tail.endswith("w1999 ")
+    with pytest.raises(ValueError, match="capture file"):
+        stream.answer()

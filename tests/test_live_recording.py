@@ -161,7 +161,8 @@ def screen_text(raw: bytes) -> str:
 def test_record_on_a_terminal_draws_the_table_and_the_focus(tmp_path: Path, server: SSEServer) -> None:
     """`sse-inspect record` in a 60-column pseudo-terminal while the openai SDK streams through it with a
     silence: the table shows the stream stalled, the focus its answer so far and its arrival strip, and a
-    key moves the focus; after the stream, its line with the verdict; Ctrl-C stops it (exit 0)."""
+    key moves the focus; after the stream, its line with the verdict; Ctrl-C stops it (exit 0) and leaves
+    the terminal in the mode it found it (the keys are read in cbreak mode)."""
     pytest.importorskip("mitmproxy", reason="record needs mitmproxy (the [record] extra)")
     openai = pytest.importorskip("openai")
     gate = threading.Event()
@@ -177,7 +178,7 @@ def test_record_on_a_terminal_draws_the_table_and_the_focus(tmp_path: Path, serv
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "FORCE_COLOR", "NO_COLOR")}
     process = subprocess.Popen(argv, stdin=tty_fd, stdout=tty_fd, stderr=tty_fd, cwd=tmp_path, start_new_session=True,
                                env={**env, **_ENV_FOR_PTY})  # fmt: skip
-    os.close(tty_fd)
+    modes = termios.tcgetattr(tty_fd)[3]
     raw = bytearray()
     try:
         deadline = time.monotonic() + 30
@@ -211,9 +212,12 @@ def test_record_on_a_terminal_draws_the_table_and_the_focus(tmp_path: Path, serv
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(10)
+        after_modes = termios.tcgetattr(tty_fd)[3]  # the keys were read in cbreak mode: the terminal is as it was
+        os.close(tty_fd)
         os.close(fd)
     assert result["text"] == ("Hello, world", None)
     assert process.returncode == 0, screen_text(bytes(raw))
+    assert after_modes & (termios.ICANON | termios.ECHO) == modes & (termios.ICANON | termios.ECHO) != 0
     assert "stalled" in during and "Hello" in during and "⏸" in during, during
     assert "POST /v1/chat" in during, during
     assert all(len(line) <= 60 for line in during.splitlines()), during

@@ -9,67 +9,19 @@ from __future__ import annotations
 import io
 import json
 import re
-from collections.abc import Callable
 from pathlib import Path
 
 from click.testing import CliRunner
 from rich.console import Console
 
-from sse_inspect import Capture, End, Request, Response, load_capture
-from sse_inspect._redact import Redactor
+from sse_inspect import load_capture
 from sse_inspect.cli import cli
 from sse_inspect.cli._check import verdict_view
 from sse_inspect.cli._live import JsonView, LinesView, TableView
 from sse_inspect.live import BaseView, Entry, LiveSession
-from sse_inspect.recorder import CaptureWriter, Stage, StreamRecorder
 
 from .helpers import ROOT
-
-SSE = (("Content-Type", "text/event-stream"),)
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-class Recording:
-    """One stream recorded into `folder` as a proxy records it, on `clock`, told to `session`."""
-
-    def __init__(self, session: LiveSession, clock: Clock, folder: Path, request: Request, response: Response) -> None:
-        self.clock = clock
-        writer = CaptureWriter.create(folder, request=request, response=response, redactor=Redactor(), recorder="test")
-        self.recorder = StreamRecorder(writer, clock(), attach=0, schedule=lambda f: None, clock=clock)
-        self.session = session
-        session.on_capture(Stage.STARTED, self.recorder)
-
-    def chunk(self, t: float, data: bytes) -> None:
-        """`data` arrives `t` seconds after the request."""
-        self.clock.now = self.recorder.sent_at + t
-        self.recorder.take(data)
-        self.recorder.flush()
-
-    def wait(self, t: float) -> None:
-        self.clock.now = self.recorder.sent_at + t
-        self.session.tick()
-
-    def end(self, t: float, kind: str = "complete", error: str | None = None) -> Path:
-        self.clock.now = self.recorder.sent_at + t
-        self.recorder.finish(kind, error)
-        self.session.on_capture(Stage.ENDED, self.recorder)
-        return self.recorder.path
-
-
-def replay(capture: Capture, session: LiveSession, clock: Clock, folder: Path) -> Path:
-    assert capture.request is not None and capture.response is not None
-    rec = Recording(session, clock, folder, capture.request, capture.response)
-    for c in capture.chunks:
-        rec.chunk(c.t or 0.0, c.data)
-    end = capture.end or End(kind="complete", t=None)
-    return rec.end(end.t if end.t is not None else (capture.chunks[-1].t or 0.0), end.kind, end.error)
+from .live_helpers import Clock, Recording, chat, chat_recording, replay
 
 
 class Told(BaseView):
@@ -117,16 +69,6 @@ def test_a_finished_stream_says_what_show_says(tmp_path: Path) -> None:
             stats["events"], stats["chunks"], stats["bytes"], stats["ttfb"], stats["first_token"]), name  # fmt: skip
     assert told.calls[:3] == [("started", 1), ("ended", 1), ("judged", 1)]
     assert {word for e in session.finished if e.report for word in [e.report.verdict.split(":")[0]]} >= {"OK", "BUFFERED", "CUT"}
-
-
-def chat(*pieces: str) -> list[bytes]:
-    return [b'data: {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": "%s"}}]}\n\n'
-            % p.encode() for p in pieces]  # fmt: skip
-
-
-def chat_recording(session: LiveSession, clock: Clock, folder: Path, url: str = "https://api.example/v1/chat/completions",
-                   ) -> Recording:  # fmt: skip
-    return Recording(session, clock, folder, Request(method="POST", url=url), Response(status=200, headers=SSE, t=0.01))
 
 
 def stall_burst_cut(session: LiveSession, clock: Clock, folder: Path) -> None:
@@ -250,5 +192,3 @@ def test_a_view_that_fails_is_dropped_and_recording_goes_on(tmp_path: Path) -> N
     assert len(session.views) == 1 and ("judged", 1) in told.calls
     assert load_capture(path).end is not None
 
-
-Factory = Callable[..., Recording]

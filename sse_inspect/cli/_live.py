@@ -76,7 +76,8 @@ def end_line(entry: Entry) -> Text:
     if end is not None and end.kind == "error" and end.error == "proxy shut down while the stream was open":
         how = "recording stopped mid-stream (end: error)"
     verdict = entry.report.verdict if entry.report is not None else f"not checked: {entry.problem}"
-    line = (f"  #{entry.id} {how}: {stream.chunks} chunks, {stream.bytes} bytes in {_elapsed(entry):.2f} s · "
+    chunks = f"{stream.chunks} chunk{'' if stream.chunks == 1 else 's'}"
+    line = (f"  #{entry.id} {how}: {chunks}, {stream.bytes} bytes in {_elapsed(entry):.2f} s · "
             f"{verdict} · {entry.path}")  # fmt: skip
     word, _ = state_words(entry)
     return _render.safe(line, newlines=False, style="green" if word == "OK" else "red" if word != "checking" else "")
@@ -258,6 +259,7 @@ class TableView(BaseView):
     def render(self, rows: list[Entry]) -> RenderableType:
         width = self.console.width
         wide = width >= 100
+        hosts = width >= 140  # (else the request's path alone: the focus names the host)
         if not rows:
             return Text("waiting for a stream… (Ctrl-C to stop)", style="dim")
         focus = self._focused(rows)
@@ -281,7 +283,7 @@ class TableView(BaseView):
             state, style = state_words(e)
             silence = s.silence(e.now())
             cells: list[RenderableType] = [
-                str(e.id), _render.safe(f"{s.method} {_short(s.url, host=wide)}", newlines=False),
+                str(e.id), _render.safe(f"{s.method} {_short(s.url, host=hosts)}", newlines=False),
             ]
             if wide:
                 cells.append(str(s.status) if s.status is not None else "-")
