@@ -250,8 +250,9 @@ class LiveSession:
         for view in list(self.views):
             try:
                 getattr(view, what)(*args)
-            except Exception:  # noqa: BLE001 - a view's trouble must not touch the recording
-                logger.exception("sse-inspect: the live view %s failed; it is closed", type(view).__name__)
+            except Exception as exc:  # noqa: BLE001 - a view's trouble must not touch the recording
+                logger.warning("sse-inspect: the live view %s failed and is closed (recording goes on): %r",
+                               type(view).__name__, exc)  # fmt: skip
                 self.views.remove(view)
 
 

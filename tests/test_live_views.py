@@ -192,3 +192,18 @@ def test_a_view_that_fails_is_dropped_and_recording_goes_on(tmp_path: Path) -> N
     assert len(session.views) == 1 and ("judged", 1) in told.calls
     assert load_capture(path).end is not None
 
+
+
+def test_json_lines_to_a_reader_that_went_stop_the_recording_once(tmp_path: Path) -> None:
+    """`record --json | head -3`: when the pipe's reader has gone, the view calls `on_closed` (record stops
+    the proxy) once, writes nothing more and raises nothing into the session."""
+
+    class Gone(io.StringIO):
+        def write(self, text: str) -> int:
+            raise BrokenPipeError
+
+    stopped: list[bool] = []
+    view = JsonView(Gone(), on_closed=lambda: stopped.append(True))
+    session, clock = session_with(view)
+    replay(load_capture(ROOT / "captures" / "openai-chat-text.jsonl"), session, clock, tmp_path)
+    assert stopped == [True] and session.views == [view] and view.out is None

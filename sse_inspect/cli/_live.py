@@ -127,13 +127,22 @@ class LinesView(BaseView):
 class JsonView(BaseView):
     """--json: one object a line, `kind` one of start, event, stall, resume, burst, end (docs in the README)."""
 
-    def __init__(self, out: TextIO) -> None:
-        self.out = out
+    def __init__(self, out: TextIO, on_closed: Callable[[], object] | None = None) -> None:
+        self.out: TextIO | None = out
+        self.on_closed = on_closed
+        """Called once when the reader of `out` has gone (`record --json | head`): `record` stops then."""
         self._bursts: dict[int, float] = {}
 
     def _write(self, record: dict[str, Any]) -> None:
-        self.out.write(dumps(record) + "\n")
-        self.out.flush()
+        if self.out is None:
+            return
+        try:
+            self.out.write(dumps(record) + "\n")
+            self.out.flush()
+        except BrokenPipeError:
+            self.out = None
+            if self.on_closed is not None:
+                self.on_closed()
 
     def started(self, entry: Entry) -> None:
         stream = entry.stream

@@ -132,7 +132,7 @@ def record(
     session = LiveSession(stall_s=stall_s, then=on_capture)
     table = None
     if as_json:
-        session.views.append(JsonView(sys.stdout))
+        session.views.append(JsonView(sys.stdout, on_closed=lambda: proxy.stop()))
     elif console.is_terminal and not plain:
         table = TableView(console, session)
         session.views.append(table)
