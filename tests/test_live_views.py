@@ -207,3 +207,13 @@ def test_json_lines_to_a_reader_that_went_stop_the_recording_once(tmp_path: Path
     session, clock = session_with(view)
     replay(load_capture(ROOT / "captures" / "openai-chat-text.jsonl"), session, clock, tmp_path)
     assert stopped == [True] and session.views == [view] and view.out is None
+
+
+def test_more_streams_than_rows_say_how_many_are_not_shown(tmp_path: Path) -> None:
+    view, session, clock = table(100)
+    for i in range(TableView.ROWS + 3):
+        chat_recording(session, clock, tmp_path, f"https://api.example/s{i}").chunk(0.1, chat("x")[0])
+    lines = draw(view)
+    assert "… and 3 more streams in flight (the oldest)" in lines
+    shown = [int(line.split()[0]) for line in lines if line.split() and line.split()[0].isdigit()]
+    assert shown == list(range(4, 4 + TableView.ROWS))  # the newest, in order

@@ -306,6 +306,9 @@ class TableView(BaseView):
             cells.append(Text(state, style=style))
             table.add_row(*cells, style="reverse" if focus is not None and e.id == focus.id else "")
         parts: list[RenderableType] = [table]
+        hidden = len(self.session.entries) - sum(e.open for e in rows)
+        if hidden > 0:
+            parts.append(Text(f"… and {hidden} more stream{'s' if hidden > 1 else ''} in flight (the oldest)", style="dim"))
         if focus is not None:
             parts += list(self._focus_view(focus, width))
         keys = "↑/↓ focus · f follow the newest · Ctrl-C stop" if self._keys is not None else "Ctrl-C stop"
