@@ -329,7 +329,7 @@ def test_record_reverse_mode_two_streams(start_record: StartRecord, server: SSES
     starts = [line for line in lines if line.startswith("●")]
     ends = [line for line in lines if re.match(r"  #\d+ complete: ", line)]
     assert [s.split()[1:4] for s in starts] == [[f"#{n}", "POST", server.url(p)] for n, p in enumerate(bodies, 1)], lines
-    assert [e.split(",")[0] for e in ends] == [f"  #{n} complete: {len(events)} chunks"
+    assert [e.split(",")[0] for e in ends] == [f"  #{n} complete: {len(events)} chunk{'s' if len(events) > 1 else ''}"
                                               for n, events in enumerate(bodies.values(), 1)], lines  # fmt: skip
     assert all(" · OK: " in e for e in ends), ends  # each with the verdict `show` gives its capture
     err = recorder.log()
