@@ -40,7 +40,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("playback", ("_playback", "_fault_plan")),
     ("checks and report", ("checks", "checks.*", "report", "_live")),
     ("front", ("",)),
-    ("edges", ("__main__", "cli", "cli.*", "mitm_addon", "mitm_view", "proxy", "fetch", "server", "live",
+    ("edges", ("__main__", "cli", "cli.*", "mitm_addon", "mitm_view", "proxy", "fetch", "server", "live", "live_page",
                "httpx_transport", "requests_adapter", "pytest_plugin")),
 )  # fmt: skip
 """Bottom to top, by module name under the package ("" is the package itself, `pkg.*` all of pkg)."""
