@@ -609,7 +609,7 @@ def _build_report(path: Path, entry_id: int, thresholds: Thresholds) -> bytes:
     from .cli._report import report_one  # the CLI's: its events around each finding, its plot's trace
     from .report import html_report
 
-    checked, trace, shown = report_one(str(path), None, None, thresholds, False)
+    checked, trace, shown = report_one(str(path), None, None, thresholds, False, progress=False)
     title = f"sse-inspect live · stream {entry_id}"
     return html_report([checked], title=title, traces=[trace], events=[shown]).encode("utf-8")
 

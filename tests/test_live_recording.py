@@ -25,10 +25,13 @@ import pytest
 
 from sse_inspect import check_capture, load_capture
 
+from .cdp import Browser
 from .helpers import free_port, openai_chat_text
 from .recording_fixtures import StartProxy, chat_events
 from .sse_server import Script, SSEServer, Write
+from .test_live_page import text_of, wait_text
 from .test_record_cli import StartRecord, record_command, start_record  # noqa: F401  (a fixture)
+from .test_report import chromium  # noqa: F401  (a fixture: Debian's chromium, or a skip)
 
 pytestmark = pytest.mark.e2e
 
@@ -81,15 +84,16 @@ def assert_ends_say_what_show_says(records: list[dict[str, Any]]) -> dict[int, d
 
 
 def test_mitmdump_with_the_addon_shows_the_streams_live(start_proxy: StartProxy, server: SSEServer, tmp_path: Path) -> None:
-    """mitmdump -s addons/sse_capture.py --set sse_live=true --set sse_live_json=FILE: the openai SDK's stream
-    that stalls 1 s, then an httpx stream cut before [DONE]. The log says each start, the stall and each end
-    with its verdict; the JSON file has every event, the stall while it lasted, and each end's verdict is
-    the one its capture gets from `show`."""
+    """mitmdump -s addons/sse_capture.py --set sse_live=true --set sse_live_json=FILE --set sse_live_ui=true: the
+    openai SDK's stream that stalls 1 s, then an httpx stream cut before [DONE]. The log says each start, the
+    stall and each end with its verdict; the JSON file has every event, the stall while it lasted, and each
+    end's verdict is the one its capture gets from `show`; the live page (its URL in the log) has both."""
     openai = pytest.importorskip("openai")
     server.routes[PATH] = stalled_chat(1.0)
     server.routes["/v1/cut"] = cut_chat()
     live_json = tmp_path / "live.jsonl"
-    proxy = start_proxy(f"reverse:{server.url('')}", sse_live=True, sse_live_json=str(live_json), sse_live_stall=0.4)
+    proxy = start_proxy(f"reverse:{server.url('')}", sse_live=True, sse_live_json=str(live_json), sse_live_stall=0.4,
+                        sse_live_ui=True)  # fmt: skip
 
     client = openai.OpenAI(api_key="sk-test", base_url=proxy.target(server.url("/v1")), max_retries=0)
     assert openai_chat_text(client) == ("Hello, world", None)
@@ -97,6 +101,10 @@ def test_mitmdump_with_the_addon_shows_the_streams_live(start_proxy: StartProxy,
         for _ in r.iter_raw():
             pass
     wait_for(lambda: live_json.exists() and sum(r["kind"] == "end" for r in records_of(live_json)) == 2, "two ends")
+    [page] = re.findall(r"sse-inspect: live page at (http://127\.0\.0\.1:\d+)/\?token=(\S+)", proxy.log())
+    with httpx.stream("GET", f"{page[0]}/events", params={"token": page[1]}, timeout=10) as events:
+        snapshot = json.loads(next(line for line in events.iter_lines() if line.startswith("data: "))[6:])
+    assert [s["verdict"].split(":")[0] for s in snapshot["streams"]] == ["OK", "CUT"], snapshot
     assert proxy.stop() == 0
 
     records = records_of(live_json)
@@ -234,3 +242,45 @@ _ENV_FOR_PTY = {
     "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).resolve().parent.parent), os.environ.get("PYTHONPATH")])),
     "TERM": "xterm-256color",
 }
+
+
+def test_record_ui_in_chromium_with_the_openai_sdk(start_record: StartRecord, server: SSEServer, chromium: str,  # noqa: F811
+                                                   tmp_path: Path) -> None:  # fmt: skip
+    """`sse-inspect record --ui`: its printed URL opened in headless Chromium while the openai SDK streams
+    through the proxy. The stream appears and its answer grows while it is open, its stall shows while it
+    lasts, and once it ends the page shows the verdict `show` gives its capture, with the HTML report."""
+    openai = pytest.importorskip("openai")
+    gate = threading.Event()
+    events = chat_events("Hel", "lo", ", world")
+    server.routes[PATH] = Script([Write(events[0]), Write(events[1], delay=0.05), Write(events[2], gate=gate),
+                                  Write(events[3], delay=0.05)])  # fmt: skip
+    recorder = start_record("--ui", "--stall", "0.5", upstream=server.url(""))
+    wait_for(lambda: "live page: " in recorder.log(), "the live page's URL")
+    [url] = re.findall(r"live page: (http://127\.0\.0\.1:\d+/\?token=\S+)", recorder.log())
+    result: dict[str, Any] = {}
+
+    def client() -> None:
+        c = openai.OpenAI(api_key="sk-test", base_url=recorder.target(server.url("/v1")), max_retries=0)
+        result["text"] = openai_chat_text(c)
+
+    with Browser(chromium, tmp_path / "profile") as browser:
+        tab = browser.open(url)
+        wait_text(tab, "#conn", "^live$")
+        thread = threading.Thread(target=client)
+        thread.start()
+        try:
+            wait_text(tab, "#rows tr td.url", re.escape(server.url(PATH)))
+            wait_text(tab, "#f-text", "^Hello$")  # the answer so far, while the stream is open
+            wait_text(tab, "#rows tr td.state", "^stalled$")
+        finally:
+            gate.set()
+            thread.join(20)
+        verdict = wait_text(tab, "#f-verdict", "^OK: ")
+        assert text_of(tab, "#f-text") == "Hello, world"
+        report = tab.frame("/report/1")
+        report.wait_for("document.body && document.body.textContent.includes('Hello, world')")
+        assert tab.complaints() == []
+    assert result["text"] == ("Hello, world", None)
+    assert recorder.stop() == 0, recorder.log()
+    [path] = recorder.capture_files()
+    assert verdict == check_capture(load_capture(path)).verdict

@@ -25,10 +25,11 @@ PROGRESS_FROM = 32 << 20
 
 
 @contextmanager
-def reading(path: str) -> Iterator[tuple[CaptureStream, list[Observer]]]:
-    """Open a capture to stream through, with a progress bar on stderr while a big one is read."""
+def reading(path: str, *, progress: bool = True) -> Iterator[tuple[CaptureStream, list[Observer]]]:
+    """Open a capture to stream through, with a progress bar on stderr while a big one is read (unless not
+    `progress`: a reading in the background, as the live page's reports, draws nothing over the views)."""
     with open_capture(path) as stream:
-        if stream.size is None or stream.size < PROGRESS_FROM or not _maybe_terminal():
+        if not progress or stream.size is None or stream.size < PROGRESS_FROM or not _maybe_terminal():
             yield stream, []  # no bar, and no rich loaded for it
             return
         from rich.progress import DownloadColumn, Progress

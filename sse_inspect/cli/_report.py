@@ -66,14 +66,14 @@ def report(captures: tuple[str, ...], output: str, title: str, threshold_texts: 
 
 
 def report_one(path: str, dialect: str | None, rechunk: RechunkSpec | None, thresholds: Thresholds,
-               keep: bool) -> tuple[Report, Trace, EventsShown]:  # fmt: skip
+               keep: bool, *, progress: bool = True) -> tuple[Report, Trace, EventsShown]:  # fmt: skip
     """One capture checked, streamed through (its events kept only with `keep`), with what the page
     shows of it: its plot's data and its events. The events around the findings come from that pass
     when it kept them (`EventSample.around`), else from a second pass over the file, up to the last
     of them, for those it could not tell; a capture read from a pipe cannot be read again, and its
     page says which neighbourhoods it left out."""
     trace, sample = Trace(), EventSample()
-    with reading(path) as (stream, watchers):
+    with reading(path, progress=progress) as (stream, watchers):
         checked = check_capture(stream, dialect=dialect, rechunk=rechunk, thresholds=thresholds, keep=keep,
                                 observers=[*watchers, trace, *([] if keep else [sample])],
                                 holding=Holding.SPOOL)  # the page shows the texts' first TEXT_SHOWN characters  # fmt: skip
@@ -84,7 +84,7 @@ def report_one(path: str, dialect: str | None, rechunk: RechunkSpec | None, thre
         why = "the capture came through a pipe, which is read only once"
         return checked, trace, EventsShown.of(sample, checked.findings, around, why=why)
     again = Around(missing, stop=True)
-    with reading(path) as (stream, watchers):
+    with reading(path, progress=progress) as (stream, watchers):
         try:  # the events only: no dialect, no check
             analyze(stream, rechunk=rechunk, keep=False, rebuild=False, observers=[*watchers, again])
         except Enough:  # past the last event wanted
