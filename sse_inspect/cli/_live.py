@@ -35,9 +35,6 @@ from ._json import dumps, event_json
 
 __all__ = ["JsonView", "LinesView", "TableView", "end_line", "state_words"]
 
-_SPARK = " ▁▂▃▄▅▆▇█"
-
-
 def _elapsed(entry: Entry) -> float:
     stream = entry.stream
     if stream.ended is not None and stream.ended.t is not None:
@@ -336,15 +333,7 @@ class TableView(BaseView):
         n = max(10, width - 12)
         strip = self.strips.get(entry.id)
         columns = strip.columns(n, total) if strip is not None else [0] * n
-        top = max(columns) or 1
-        line = Text("│", style="dim")
-        held = {min(n - 1, int(b.t / total * n)) for b in s.bursts}
-        for i, size in enumerate(columns):
-            if size:
-                line.append(_SPARK[max(1, round(size / top * 8))], style="bold yellow" if i in held else "magenta")
-            else:
-                line.append("·", style="dim")
-        line.append("│", style="dim")
+        line = _render.spark_bars(columns, {min(n - 1, int(b.t / total * n)) for b in s.bursts})
         if s.stalled is not None:
             line.append(f" ⏸ {s.silence(entry.now()):.1f}s", style="bold red")
         elif s.ended is not None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from rich.console import Console, ConsoleOptions, Group, JustifyMethod, OverflowMethod, RenderableType, RenderResult
@@ -258,6 +258,20 @@ class Arrivals(Observer):
         return out
 
 
+def spark_bars(columns: Sequence[int], held: Collection[int] = ()) -> Text:
+    """Bytes per column as bars between `│`s, scaled to the tallest: `·` for a column without a byte, the
+    `held` columns (a burst's) in yellow. The timeline's, and the live table's arrival strip."""
+    top = max(columns, default=0) or 1
+    bars = Text("│", style="dim")
+    for i, size in enumerate(columns):
+        if size:
+            bars.append(_SPARK[max(1, round(size / top * 8))], style="bold yellow" if i in held else "magenta")
+        else:
+            bars.append("·", style="dim")
+    bars.append("│", style="dim")
+    return bars
+
+
 def timeline(a: Analysis, report: Report | None = None, arrivals: Arrivals | None = None) -> RenderableType:
     """The arrival timeline (see `Timeline`), with the bursts `report` found; a dim note when there is none.
 
@@ -302,13 +316,7 @@ class Timeline:
         buckets = self.arrivals.columns(n, total)
         top = max(buckets) or 1
         held = {i for b in self.bursts for i in range(col(b.t), col(b.t + b.span_ms / 1000) + 1)}
-        bars = Text.assemble(("│", "dim"))
-        for i, size in enumerate(buckets):
-            if size:
-                bars.append(_SPARK[max(1, round(size / top * 8))], style="bold yellow" if i in held else "magenta")
-            else:
-                bars.append("·", style="dim")
-        bars.append("│", style="dim")
+        bars = spark_bars(buckets, held)
         bars.append(f" {_size(top)}", style="dim")
         marks = [(" ", "")] * n
         for gap in self.silences:
