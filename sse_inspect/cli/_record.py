@@ -65,7 +65,7 @@ def _listen(value: str) -> tuple[str, int]:
 @click.option("--plain", is_flag=True, help="Plain lines even on a terminal (one per start, stall, burst, end).")
 @click.option("--ui", is_flag=True, help="Also serve the live page on 127.0.0.1 (its URL is printed).")
 @click.option("--ui-port", type=click.IntRange(0, 65535), default=0, show_default="a free port", metavar="PORT",
-              help="The live page's port on 127.0.0.1.")  # fmt: skip
+              help="The live page's port on 127.0.0.1 (implies --ui).")  # fmt: skip
 @click.option("--stall", "stall_s", type=click.FloatRange(min=0, min_open=True), default=STALL_S, show_default=True,
               metavar="SECONDS", help="Show a stream as stalled once it has been silent this long.")  # fmt: skip
 @input_errors
@@ -95,7 +95,8 @@ def record(
     if upstream is not None:
         _check_upstream(upstream)
     check_listen_address(host, port)
-    if ui and ui_port:
+    ui = ui or bool(ui_port)
+    if ui_port:
         check_listen_address("127.0.0.1", ui_port)
     console = _render.console()
     err = _render.console(stderr=True)
