@@ -130,11 +130,12 @@ class JsonView(BaseView):
         """Called once when the reader of `out` has gone (`record --json | head`): `record` stops then."""
         self._bursts: dict[int, float] = {}
 
-    def _write(self, record: dict[str, Any]) -> None:
-        if self.out is None:
+    def _write(self, *records: dict[str, Any]) -> None:
+        """The records, a line each, in one write and one flush (a read of many events is one of each)."""
+        if self.out is None or not records:
             return
         try:
-            self.out.write(dumps(record) + "\n")
+            self.out.write("".join(dumps(record) + "\n" for record in records))
             self.out.flush()
         except BrokenPipeError:
             self.out = None
@@ -147,16 +148,19 @@ class JsonView(BaseView):
                      "status": stream.status, "path": str(entry.path)})  # fmt: skip
 
     def stepped(self, entry: Entry, step: LiveStep) -> None:
+        records: list[dict[str, Any]] = []
         if step.resumed is not None:
-            self._write({"kind": "resume", "stream": entry.id, "t": step.t, "silence_s": step.resumed.silence_s})
+            records.append({"kind": "resume", "stream": entry.id, "t": step.t, "silence_s": step.resumed.silence_s})
+        dialect = entry.stream.dialect.name
         for event, flags in step.events:
-            self._write({"kind": "event", "stream": entry.id, "dialect": entry.stream.dialect.name,
-                         "flags": [f.name.lower() for f in EventFlags if flags & f and f.name],
-                         "event": event_json(event)})  # fmt: skip
+            records.append({"kind": "event", "stream": entry.id, "dialect": dialect,
+                            "flags": [f.name.lower() for f in EventFlags if flags & f and f.name],
+                            "event": event_json(event)})  # fmt: skip
         if step.burst is not None and self._bursts.get(entry.id) != step.burst.t:
             self._bursts[entry.id] = step.burst.t
             b = step.burst
-            self._write({"kind": "burst", "stream": entry.id, "t": b.t, "events": b.events, "silence_s": b.silence_s})
+            records.append({"kind": "burst", "stream": entry.id, "t": b.t, "events": b.events, "silence_s": b.silence_s})
+        self._write(*records)
 
     def stalled(self, entry: Entry, stall: Stall) -> None:
         self._write({"kind": "stall", "stream": entry.id, "since": stall.since, "silence_s": stall.silence_s,
