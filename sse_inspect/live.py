@@ -264,13 +264,28 @@ def _judging(path: Path, thresholds: Thresholds) -> _Judged:
 
 
 class _Tap:
-    """A recording's tap (`recorder.Tap`) into the session."""
+    """A recording's tap (`recorder.Tap`) into the session. Should the live model fail on a stream (a bug:
+    nothing in a stream's bytes may make it raise), that stream leaves the views with one warning, instead
+    of showing as open for ever; its recording goes on, whole."""
 
     def __init__(self, session: LiveSession, entry: Entry) -> None:
         self.session, self.entry = session, entry
+        self.lost = False
 
     def chunks(self, times: Sequence[float], datas: Sequence[bytes]) -> None:
-        self.session._chunks(self.entry, times, datas)
+        if not self.lost:
+            self._guarded(self.session._chunks, self.entry, times, datas)
 
     def end(self, end: End) -> None:
-        self.session._end(self.entry, end)
+        if not self.lost:
+            self._guarded(self.session._end, self.entry, end)
+
+    def _guarded(self, call: Callable[..., None], *args: object) -> None:
+        try:
+            call(*args)
+        except Exception as exc:  # noqa: BLE001
+            self.lost = True
+            self.session.entries.pop(self.entry.id, None)
+            self.entry.problem = f"not watched live: {exc!r}"
+            logger.warning("sse-inspect: stopped watching stream #%d live (its recording goes on, in %s): %r",
+                           self.entry.id, self.entry.path, exc)  # fmt: skip

@@ -11,6 +11,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from rich.console import Console
 
@@ -217,3 +218,24 @@ def test_more_streams_than_rows_say_how_many_are_not_shown(tmp_path: Path) -> No
     assert "… and 3 more streams in flight (the oldest)" in lines
     shown = [int(line.split()[0]) for line in lines if line.split() and line.split()[0].isdigit()]
     assert shown == list(range(4, 4 + TableView.ROWS))  # the newest, in order
+
+
+def test_a_stream_the_live_model_fails_on_leaves_the_views_and_is_recorded_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A bug in the live model must cost the view of one stream, not the recording nor the other streams."""
+    told = Told()
+    session, clock = session_with(told)
+    rec = chat_recording(session, clock, tmp_path)
+    rec.chunk(0.1, chat("a")[0])
+
+    def broken(self: object, times: object, datas: object) -> None:
+        raise RuntimeError("bug")
+
+    monkeypatch.setattr("sse_inspect._live.LiveStream.feed", broken)
+    rec.chunk(0.2, chat("b")[0])
+    rec.chunk(0.3, chat("c")[0])
+    path = rec.end(0.4)
+    assert session.entries == {} and ("judged", 1) not in told.calls
+    assert [r.message for r in caplog.records if "stopped watching stream #1" in r.message]
+    assert [c.data for c in load_capture(path).chunks] == chat("a", "b", "c")
