@@ -18,8 +18,9 @@ shorter stream, at its end) exactly as `analyze` tells it. When a telling names 
 events so far are read again by it and the step says `restarted`: its `text` replaces the text before.
 
 What is kept does not grow with the stream, but for the reader's answer (its text, as `show` holds
-it): the last `TAIL` characters of the answer for the view, the events of the first DETECT_EVENTS
-until the dialect is sure, and `Arrivals`-like counters.
+it): the last `TAIL` characters of the answer for the view, the events (and parsed chunks) of the first
+DETECT_EVENTS until the dialect is sure, counters, and check's `TimingCheck`, fed a parsed chunk at a
+time as the analysis pass feeds it, whose release still coming in is the burst shown (if it is one).
 """
 
 from __future__ import annotations
@@ -29,13 +30,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ._analysis import DETECT_EVENTS, framer_for
-from ._capture import Capture, End
+from ._capture import Capture, Chunk, End
 from ._decoding import BodyDecoder, ContentDecodingError
 from ._events import Comment, Event, Notice
 from ._framing import UNTERMINATED
 from ._outcome import Outcome, decide_outcome
 from ._playback import TextFollower
 from .checks._model import Thresholds
+from .checks.timing import TimingCheck
 from .dialects import Answer, Dialect, EventFlags, Reader, detect_dialect
 
 __all__ = ["STALL_S", "TAIL", "Burst", "LiveStep", "LiveStream", "Stall"]
@@ -50,8 +52,9 @@ Item = Event | Comment | Notice
 
 @dataclass(frozen=True, slots=True)
 class Burst:
-    """Text events released together after a silence: a hop that held them (check's `buffering-burst`,
-    seen as it happens). `events` grows while the release goes on; each step that grows it says so."""
+    """Text events released together after a silence: a hop that held them (check's `buffering-burst` rule,
+    `TimingCheck.holding`, on the stream so far). `events` grows while the release goes on; each step that
+    grows it says so."""
 
     t: float
     """When the release began."""
@@ -144,8 +147,11 @@ class LiveStream:
         self.stalls = 0
         self.bursts: list[Burst] = []
         """The bursts so far (each as it stood last)."""
-        self._release: tuple[float, int, float] | None = None  # start, text events, silence before
-        self._before = 0.0  # when the slice before ended (0: the request)
+        self._timing = TimingCheck(self.thresholds)
+        """check's timing, fed a parsed chunk at a time: its release still coming in is the burst, if any."""
+        self._pieces: list[tuple[float, bytes, list[Event]]] | None = []
+        """The parsed chunks and their events while the dialect may change (then None): to feed `_timing`
+        again with the new dialect's flags."""
         self.ended: End | None = None
         self.outcome: Outcome | None = None
 
@@ -177,13 +183,13 @@ class LiveStream:
         if self.ended is not None:
             raise ValueError("the stream is closed")
         t = times[-1] if times else self.last_t
-        pace = self._pace()
         size = sum(map(len, datas))
         resumed = None
         if self.stalled is not None:
             resumed = dataclasses.replace(self.stalled, silence_s=(times[0] if times else t) - self.stalled.since)
             self.stalled = None
-        items: list[Item] = []
+        events: list[tuple[Event, EventFlags]] = []
+        others: list[Comment | Notice] = []
         for at, data in zip(times, datas):
             if not data:
                 continue
@@ -195,9 +201,9 @@ class LiveStream:
             self.bytes += len(data)
             for piece in self._decode(data):
                 self.decoded_bytes += len(piece)
-                items += self._framer.feed(piece, at)
-        step = self._read(items, t, size)
-        burst = self._released(times, step, pace)
+                self._parsed(Chunk(at, piece), self._framer.feed(piece, at), events, others)
+        step = self._read(events, others, t, size)
+        burst = self._burst()
         return dataclasses.replace(step, burst=burst, resumed=resumed) if burst or resumed else step
 
     def tick(self, now: float) -> Stall | None:
@@ -215,7 +221,8 @@ class LiveStream:
         """The stream is over (the recording's end line): what the framer still held, and the outcome."""
         if self.ended is not None:
             raise ValueError("the stream is closed")
-        items: list[Item] = []
+        events: list[tuple[Event, EventFlags]] = []
+        others: list[Comment | Notice] = []
         if self._decoder is not None:
             try:
                 tail = self._decoder.flush()
@@ -223,9 +230,9 @@ class LiveStream:
                 tail = b""
             if tail:
                 self.decoded_bytes += len(tail)
-                items += self._framer.feed(tail, self.last_t)
-        items += self._framer.close()
-        step = self._read(items, end.t, 0, final=True)
+                self._parsed(Chunk(self.last_t, tail), self._framer.feed(tail, self.last_t), events, others)
+        self._parsed(None, self._framer.close(), events, others)
+        step = self._read(events, others, end.t, 0, final=True)
         text = self.answer().text  # a reader may hold pieces back until the end (A2A's artifact parts)
         if len(text) != self.text_chars or not text.endswith(self.tail):
             step = dataclasses.replace(step, text=text, restarted=True)
@@ -242,7 +249,7 @@ class LiveStream:
             unterminated=self._unterminated,
         )
         # What grows with the stream goes: a session keeps its finished streams (their tails) for the views
-        del self._reader, self._follow, self._framer
+        del self._reader, self._follow, self._framer, self._timing
         self._decoder = None
         return dataclasses.replace(step, outcome=self.outcome)
 
@@ -257,16 +264,19 @@ class LiveStream:
             self._decoder, self.decode_failed = None, True
             return [data]
 
-    def _read(self, items: list[Item], t: float | None, size: int, *, final: bool = False) -> LiveStep:
-        """Count and read a slice's items; tell the dialect again when it is due."""
-        events: list[tuple[Event, EventFlags]] = []
-        others: list[Comment | Notice] = []
-        restarted = False
+    def _parsed(
+        self, chunk: Chunk | None, items: list[Item], events: list[tuple[Event, EventFlags]], others: list[Comment | Notice]
+    ) -> None:
+        """A parsed chunk's items (None: what the framer's close gave) read and counted, its events added to
+        `events` with their flags, the rest to `others`; then the chunk to check's timing, as the pass shows it."""
+        mine: list[Event] = []
+        texts = 0
         for item in items:
             if type(item) is Event:
-                if self._ahead is not None:
-                    self._ahead.append(item)
-                events.append((item, self._take(item)))
+                flags = self._take(item)
+                texts += bool(flags & EventFlags.TEXT)
+                events.append((item, flags))
+                mine.append(item)
             elif type(item) is Comment:
                 self.comments += 1
                 others.append(item)
@@ -275,12 +285,25 @@ class LiveStream:
                 self.notice_counts[item.kind] = self.notice_counts.get(item.kind, 0) + 1
                 self._unterminated |= item.kind in UNTERMINATED
                 others.append(item)
+        if self._ahead is not None:
+            self._ahead += mine
+            if self._pieces is not None and chunk is not None:
+                self._pieces.append((chunk.t or 0.0, chunk.data, mine))
+        if chunk is not None:
+            self._timing.chunk(self.chunks, chunk, texts)
+
+    def _read(
+        self, events: list[tuple[Event, EventFlags]], others: list[Comment | Notice], t: float | None, size: int, *,
+        final: bool = False,
+    ) -> LiveStep:  # fmt: skip
+        """A slice read: tell the dialect again when it is due, and what the answer's text gained."""
+        restarted = False
         if self._ahead is not None and (final or len(self._ahead) >= self._next_telling):
             restarted = self._tell(final)
             if restarted:  # the events were read again: their flags are the new dialect's
                 events = [(event, self._flags[event.index]) for event, _ in events]
         if self.sure:
-            self._flags = {}
+            self._flags, self._pieces = {}, None
         text, new_choice = self._follow.new_text()
         restarted |= new_choice
         self._keep(text, restarted)
@@ -288,6 +311,7 @@ class LiveStream:
 
     def _take(self, event: Event) -> EventFlags:
         flags = self._reader.feed(event)
+        self._timing.event(event, flags)
         t = event.t
         if not self.events:
             self.first_event = t
@@ -303,7 +327,6 @@ class LiveStream:
             self._flags[event.index] = flags
         return flags
 
-
     def _tell(self, final: bool) -> bool:
         """Tell the dialect from the events so far (for good from the first DETECT_EVENTS, or at the end);
         when it is another, read them again with it. Whether it changed."""
@@ -317,8 +340,15 @@ class LiveStream:
             self.events = self.text_events = 0
             self.first_event = self.first_token = self.last_text = self.end_marker = None
             self._flags = {}
-            for event in self._ahead:
-                self._take(event)
+            self._timing = TimingCheck(self.thresholds)
+            pieces = self._pieces or []
+            read = {id(event) for _, _, mine in pieces for event in mine}
+            for n, (at, data, mine) in enumerate(pieces):  # the chunks again, as the pass shows them
+                texts = sum(bool(self._take(event) & EventFlags.TEXT) for event in mine)
+                self._timing.chunk(n, Chunk(at, data), texts)
+            for event in self._ahead:  # (and those of no chunk: the framer's close gave them)
+                if id(event) not in read:
+                    self._take(event)
         if sure:
             self.sure, self._ahead = True, None
             return changed
@@ -333,34 +363,14 @@ class LiveStream:
             self.text_chars += len(text)
             self.tail = (self.tail + text)[-TAIL:]
 
-    def _released(self, times: Sequence[float], step: LiveStep, pace: float) -> Burst | None:
-        """Follow the release this slice is part of (slices closer than `burst_window_ms` are one); the
-        Burst when it holds `burst_min_events` text events or more after a silence long enough."""
-        if not times:
+    def _burst(self) -> Burst | None:
+        """The release the last slice is part of, when it is a burst so far (check's rule, `TimingCheck.holding`)."""
+        release = self._timing.holding()
+        if release is None:
             return None
-        th = self.thresholds
-        texts = sum(1 for _, flags in step.events if flags & EventFlags.TEXT)
-        gap = times[0] - self._before
-        if self._release is not None and gap * 1000 <= th.burst_window_ms:
-            start, n, silence = self._release
-            self._release = (start, n + texts, silence)
-        else:
-            self._release = (times[0], texts, gap if gap >= th.burst_silence_factor * pace else 0.0)
-        self._before = times[-1]
-        start, n, silence = self._release
-        if n < th.burst_min_events or silence * 1000 < th.burst_min_silence_ms:
-            return None
-        burst = Burst(start, n, silence)
-        if self.bursts and self.bursts[-1].t == start:
+        burst = Burst(release.t, release.text_events, release.silence)
+        if self.bursts and self.bursts[-1].t == release.t:
             self.bursts[-1] = burst
         else:
             self.bursts.append(burst)
         return burst
-
-    def _pace(self) -> float:
-        """The mean interval between text events before the current release (0 with fewer than two)."""
-        if self.text_events < 2 or self.first_token is None or self.last_text is None:
-            return 0.0
-        return (self.last_text - self.first_token) / (self.text_events - 1)
-
-

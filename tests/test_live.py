@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from sse_inspect import Capture, Chunk, End, Request, Response, analyze, load_capture
 from sse_inspect._live import Burst, LiveStream, Stall
-from sse_inspect.checks import Thresholds
+from sse_inspect.checks import Thresholds, check_capture
 
 from .helpers import ROOT
 
@@ -182,6 +182,20 @@ def test_a_steady_stream_has_no_burst() -> None:
     for i, event in enumerate(chat(*(f"w{i} " for i in range(100)))):
         assert stream.feed([0.02 * (i + 1)], [event]).burst is None
     assert stream.bursts == []
+
+
+def test_a_fast_model_after_a_pause_is_no_burst_live_nor_for_check() -> None:
+    """A model that thinks for a second, then streams a token a read 1.5 ms apart (Groq, Cerebras): the reads
+    are closer than `burst_window_ms`, yet each holds one event at a model's pace, so this is no hop's flush.
+    The live stream says so as check does, by check's own rule (`TimingCheck.holding`)."""
+    stream = LiveStream(chat_head())
+    events = chat(*(f"w{i} " for i in range(44)))
+    times = [0.1 * (i + 1) for i in range(4)] + [1.4 + 0.0015 * i for i in range(40)] + [1.47]
+    steps = [stream.feed([t], [e]) for t, e in zip(times, events)]
+    assert [s.burst for s in steps] == [None] * len(steps) and stream.bursts == []
+    capture = Capture(chunks=tuple(Chunk(t, e) for t, e in zip(times, events)), request=chat_head().request,
+                      response=chat_head().response, end=End(kind="complete", t=1.5))  # fmt: skip
+    assert "buffering-burst" not in {f.code for f in check_capture(capture).findings}
 
 
 def test_a_burst_needs_the_silence_thresholds_say() -> None:

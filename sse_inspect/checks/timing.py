@@ -307,8 +307,8 @@ class TimingCheck(Check):
         self.releases += 1
         bigger = self.biggest is None or g.text_events > self.biggest.text_events
         span = g.t1 - g.t0
-        flush = span <= self.span and not g.paced()  # a fast model's events, each in its own read, are no flush
-        candidate = flush and g.text_events >= th.burst_min_events and g.silence >= th.burst_min_silence_ms / 1000
+        flush = self._flush(g)
+        candidate = self._candidate(g)
         lump = (flush and g.text_events >= 2 and g.silence >= self.lump_silence
                 and g.silence >= th.burst_silence_factor * span / (g.text_events - 1))  # fmt: skip
         if bigger or candidate or lump:  # (most releases are none: a steady stream's every chunk is one)
@@ -325,6 +325,26 @@ class TimingCheck(Check):
                     self.lumps.append(release)
                 else:
                     self.more_lumps += 1
+
+    def _flush(self, g: _Gathering) -> bool:
+        """Whether a release is one flush: within `burst_span_ms`, and not a fast model's events, each in its
+        own read."""
+        return g.t1 - g.t0 <= self.span and not g.paced()
+
+    def _candidate(self, g: _Gathering) -> bool:
+        """Whether a release may be a burst: one flush of `burst_min_events` text events or more after a silence
+        of `burst_min_silence_ms` or more (`_bursts` then holds it to the stream's pace)."""
+        th = self.th
+        return self._flush(g) and g.text_events >= th.burst_min_events and g.silence >= th.burst_min_silence_ms / 1000
+
+    def holding(self) -> ChunkRelease | None:
+        """The release still coming in, when it is a burst so far: a candidate whose silence is
+        `burst_silence_factor` times the stream's pace so far, as `_bursts` judges the releases that ended.
+        What a live view shows as it happens (`_live.LiveStream`), fed a chunk at a time."""
+        g = self.gathering
+        if g is None or not self._candidate(g) or g.silence < self.th.burst_silence_factor * self.pace():
+            return None
+        return g.release()
 
     def wire(self, chunk: Chunk) -> None:
         t = chunk.t or 0.0
