@@ -104,6 +104,7 @@ class SSECapture:
         """The live session (`sse_live`, `sse_live_json`, `sse_live_ui`), once running."""
         self._live_json: Any = None
         self._page: Any = None
+        self._page_task: asyncio.Task[None] | None = None  # (held while the page starts)
 
     def load(self, loader: Any) -> None:
         mitm_view.register()

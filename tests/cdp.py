@@ -26,18 +26,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-background-timer-throttling",
-    "--disable-renderer-backgrounding",
-    "--no-first-run",
-    "--disable-sync",
-    "--hide-scrollbars",
-)
+from .test_report import FLAGS as REPORT_FLAGS
+
+FLAGS = (*REPORT_FLAGS, "--disable-background-timer-throttling", "--disable-renderer-backgrounding")
+"""The report tests' headless flags, and a page's timers kept running at full speed: the live page redraws on them."""
 TIMEOUT = 60.0
 """Seconds a command may take, and the default for `wait_for`: generous, for a busy machine."""
 
