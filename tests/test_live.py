@@ -198,6 +198,33 @@ def test_a_fast_model_after_a_pause_is_no_burst_live_nor_for_check() -> None:
     assert "buffering-burst" not in {f.code for f in check_capture(capture).findings}
 
 
+def test_a_silence_no_longer_than_the_streams_pace_allows_is_no_burst() -> None:
+    """A slow model (a token every 300 ms), then 600 ms of nothing and five tokens at once: the silence passes
+    `burst_min_silence_ms` but not `burst_silence_factor` times the stream's pace, so it is no burst (as check
+    judges it); after a 2 s silence the same release is one."""
+    for silence, bursts in ((0.6, 0), (2.0, 1)):
+        stream = LiveStream(chat_head())
+        events = chat(*(f"w{i} " for i in range(11)))
+        for i in range(6):
+            stream.feed([0.3 * (i + 1)], [events[i]])
+        stream.feed([1.8 + silence], [b"".join(events[6:])])
+        assert len(stream.bursts) == bursts, silence
+
+
+def test_a_burst_is_counted_once_when_the_dialect_is_told_again() -> None:
+    """The dialect changes inside a release (a first event nobody's in particular, then Anthropic's, 1 ms
+    later): the timing is fed again with the new dialect's flags, in place of what it had, so the burst
+    holds the six text events once."""
+    stream = LiveStream(Capture(request=Request(url="https://api.example/stream"), response=Response(status=200, headers=SSE)))
+    stream.feed([1.0], [b"data: hello\n\n"])
+    deltas = [b'event: content_block_delta\ndata: {"type": "content_block_delta", "index": 0, "delta": '
+              b'{"type": "text_delta", "text": "w%d "}}\n\n' % i for i in range(6)]  # fmt: skip
+    start = b'event: message_start\ndata: {"type": "message_start", "message": {"id": "m1", "role": "assistant"}}\n\n'
+    step = stream.feed([1.001], [start + b"".join(deltas)])
+    assert step.restarted and stream.dialect.name == "anthropic"
+    assert step.burst == Burst(t=1.0, events=6, silence_s=1.0)
+
+
 def test_a_burst_needs_the_silence_thresholds_say() -> None:
     """The same release after 300 ms is no burst at the default 500 ms; with the threshold lowered, it is."""
     events = chat(*(f"w{i} " for i in range(10)))
